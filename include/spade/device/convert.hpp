@@ -1,0 +1,36 @@
+// Declarations of the GPU format conversions defined in lib/convert (float and double).
+#pragma once
+
+#include "spade/formats/coo.hpp"
+#include "spade/formats/csr.hpp"
+#include "spade/formats/dense.hpp"
+
+/// Conversions run on the context's stream; each returns once its result's size is known on
+/// the host (the ones that discover nnz synchronise once for it). All are deterministic.
+namespace spade::device {
+
+/// csr → coo (row-major order). O(nnz); no extra memory.
+template <scalar T>
+coo<T, gpu> csr_to_coo(const csr<T, gpu>& a);
+
+/// coo → csr: CUB radix sort by (row, column), stable, then repeated positions summed in
+/// stored order (CUB reduce-by-key), row pointers by CUB histogram + exclusive scan.
+/// O(nnz) work; extra memory about 24 bytes per entry; synchronises once for nnz.
+template <scalar T>
+csr<T, gpu> coo_to_csr(const coo<T, gpu>& a);
+
+/// csr → dense in Layout. O(rows·cols + nnz).
+template <scalar T, layout Layout>
+dense<T, gpu, Layout> csr_to_dense(const csr<T, gpu>& a);
+
+/// dense → csr keeping entries unequal to zero (NaN kept, -0.0 dropped); per-row counts,
+/// CUB exclusive scan, then an order-preserving fill. Synchronises once for nnz.
+/// Throws invalid_matrix when the nonzeros exceed the 32-bit index type.
+template <scalar T, layout Layout>
+csr<T, gpu> dense_to_csr(const dense<T, gpu, Layout>& d);
+
+/// The same matrix in layout To (a tiled transpose). O(rows·cols).
+template <scalar T, layout From, layout To>
+dense<T, gpu, To> relayout(const dense<T, gpu, From>& d);
+
+}  // namespace spade::device

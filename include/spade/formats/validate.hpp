@@ -1,0 +1,136 @@
+// Host-side checks of sparse-format invariants, throwing invalid_matrix at the first bad entry.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "spade/core/error.hpp"
+#include "spade/core/scalar.hpp"
+
+namespace spade {
+
+/// What a csr constructor does with columns that are out of order inside a row.
+enum class column_order {
+  require_sorted,  ///< strictly increasing columns in each row, else invalid_matrix
+  sort,            ///< sort each row's columns, summing duplicate entries
+};
+
+namespace detail {
+
+inline std::string entry_text(const char* array, std::size_t k, index_t value) {
+  return std::string(array) + "[" + std::to_string(k) + "] = " + std::to_string(value);
+}
+
+inline void check_extents(const char* format, index_t rows, index_t cols) {
+  if (rows < 0 || cols < 0)
+    throw invalid_matrix(std::string(format) + ": negative size " + std::to_string(rows) + "x" +
+                         std::to_string(cols));
+}
+
+/// Checks everything but column order: sizes, row pointers, column range.
+inline void check_csr_structure(index_t rows, index_t cols, const std::vector<index_t>& row_ptr,
+                                const std::vector<index_t>& col_idx, std::size_t value_count) {
+  check_extents("csr", rows, cols);
+  if (rows == 0 && row_ptr.empty() && col_idx.empty() && value_count == 0) return;
+  if (row_ptr.size() != static_cast<std::size_t>(rows) + 1)
+    throw invalid_matrix("csr: row_ptr has " + std::to_string(row_ptr.size()) +
+                         " entries, a matrix of " + std::to_string(rows) + " rows needs " +
+                         std::to_string(static_cast<std::size_t>(rows) + 1));
+  if (col_idx.size() != value_count)
+    throw invalid_matrix("csr: col_idx has " + std::to_string(col_idx.size()) +
+                         " entries but values has " + std::to_string(value_count));
+  if (row_ptr[0] != 0) throw invalid_matrix("csr: " + entry_text("row_ptr", 0, row_ptr[0]) + ", must be 0");
+  for (std::size_t i = 1; i < row_ptr.size(); ++i)
+    if (row_ptr[i] < row_ptr[i - 1])
+      throw invalid_matrix("csr: " + entry_text("row_ptr", i, row_ptr[i]) + " is less than " +
+                           entry_text("row_ptr", i - 1, row_ptr[i - 1]) +
+                           " (row pointers must not decrease)");
+  if (static_cast<std::size_t>(row_ptr.back()) != col_idx.size())
+    throw invalid_matrix("csr: " + entry_text("row_ptr", row_ptr.size() - 1, row_ptr.back()) +
+                         " but there are " + std::to_string(col_idx.size()) + " entries");
+  for (std::size_t k = 0; k < col_idx.size(); ++k)
+    if (col_idx[k] < 0 || col_idx[k] >= cols) {
+      const auto row = std::upper_bound(row_ptr.begin(), row_ptr.end(), static_cast<index_t>(k)) -
+                       row_ptr.begin() - 1;
+      throw invalid_matrix("csr: " + entry_text("col_idx", k, col_idx[k]) + " (row " +
+                           std::to_string(row) + ") is out of range [0, " + std::to_string(cols) +
+                           ")");
+    }
+}
+
+/// Throws at the first row whose columns are not strictly increasing.
+inline void check_csr_sorted(const std::vector<index_t>& row_ptr, const std::vector<index_t>& col_idx) {
+  for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i)
+    for (index_t k = row_ptr[i] + 1; k < row_ptr[i + 1]; ++k)
+      if (col_idx[k] <= col_idx[k - 1])
+        throw invalid_matrix(
+            "csr: row " + std::to_string(i) + " has " +
+            (col_idx[k] == col_idx[k - 1] ? "a duplicate column: " : "columns out of order: ") +
+            entry_text("col_idx", k, col_idx[k]) + " after " +
+            entry_text("col_idx", k - 1, col_idx[k - 1]) +
+            " (pass spade::column_order::sort to sort rows and sum duplicates)");
+}
+
+/// Sorts each row by column (stable, so duplicates are summed in input order) and sums
+/// duplicates, compacting the arrays in place. O(nnz log(max row length)).
+template <class T>
+void sort_and_sum_rows(std::vector<index_t>& row_ptr, std::vector<index_t>& col_idx,
+                       std::vector<T>& values) {
+  std::vector<index_t> order;
+  std::vector<index_t> sorted_cols;
+  std::vector<T> sorted_values;
+  index_t write = 0;
+  index_t row_begin = 0;
+  for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i) {
+    const index_t row_end = row_ptr[i + 1];
+    order.resize(static_cast<std::size_t>(row_end - row_begin));
+    std::iota(order.begin(), order.end(), row_begin);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](index_t a, index_t b) { return col_idx[a] < col_idx[b]; });
+    sorted_cols.clear();
+    sorted_values.clear();
+    for (index_t k : order) {
+      if (!sorted_cols.empty() && sorted_cols.back() == col_idx[k]) {
+        sorted_values.back() += values[k];
+      } else {
+        sorted_cols.push_back(col_idx[k]);
+        sorted_values.push_back(values[k]);
+      }
+    }
+    row_ptr[i] = write;
+    std::copy(sorted_cols.begin(), sorted_cols.end(), col_idx.begin() + write);
+    std::copy(sorted_values.begin(), sorted_values.end(), values.begin() + write);
+    write += static_cast<index_t>(sorted_cols.size());
+    row_begin = row_end;
+  }
+  if (!row_ptr.empty()) row_ptr.back() = write;
+  col_idx.resize(static_cast<std::size_t>(write));
+  values.resize(static_cast<std::size_t>(write));
+}
+
+/// Checks sizes and index ranges of a coordinate list (any order, duplicates allowed).
+inline void check_coo(index_t rows, index_t cols, const std::vector<index_t>& row_idx,
+                      const std::vector<index_t>& col_idx, std::size_t value_count) {
+  check_extents("coo", rows, cols);
+  if (row_idx.size() != col_idx.size() || row_idx.size() != value_count)
+    throw invalid_matrix("coo: row_idx, col_idx and values have " +
+                         std::to_string(row_idx.size()) + ", " + std::to_string(col_idx.size()) +
+                         " and " + std::to_string(value_count) + " entries; they must match");
+  if (row_idx.size() > static_cast<std::size_t>(2147483647))
+    throw invalid_matrix("coo: " + std::to_string(row_idx.size()) +
+                         " entries exceed the 32-bit index type");
+  for (std::size_t k = 0; k < row_idx.size(); ++k) {
+    if (row_idx[k] < 0 || row_idx[k] >= rows)
+      throw invalid_matrix("coo: " + entry_text("row_idx", k, row_idx[k]) +
+                           " is out of range [0, " + std::to_string(rows) + ")");
+    if (col_idx[k] < 0 || col_idx[k] >= cols)
+      throw invalid_matrix("coo: " + entry_text("col_idx", k, col_idx[k]) +
+                           " is out of range [0, " + std::to_string(cols) + ")");
+  }
+}
+
+}  // namespace detail
+}  // namespace spade

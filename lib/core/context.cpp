@@ -1,0 +1,188 @@
+// The CUDA side of spade::context: device, stream, memory pool, library handles.
+#include "spade/core/context.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "core/cuda_check.hpp"
+
+namespace spade {
+
+struct context::impl {
+  int device = 0;
+  device_properties properties;
+  cudaStream_t stream = nullptr;
+  cudaMemPool_t pool = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cusparseHandle_t cusparse = nullptr;
+  std::mutex handle_mutex;
+  std::atomic<std::size_t> bytes_in_use{0};
+};
+
+context::context(int device) : impl_(std::make_unique<impl>()) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess)
+    throw no_device(std::string("no usable CUDA device: cudaGetDeviceCount failed with ") +
+                    cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+  if (device < 0 || device >= count)
+    throw no_device("no usable CUDA device: device " + std::to_string(device) + " requested, " +
+                    std::to_string(count) + " present");
+  impl_->device = device;
+  SPADE_CUDA_TRY(cudaSetDevice(device), "selecting the device");
+  cudaDeviceProp prop{};
+  SPADE_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "reading device properties");
+  auto& p = impl_->properties;
+  p.ordinal = device;
+  p.name = prop.name;
+  p.compute_major = prop.major;
+  p.compute_minor = prop.minor;
+  p.sm_count = prop.multiProcessorCount;
+  p.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+  p.global_memory_bytes = prop.totalGlobalMem;
+  p.shared_memory_per_sm = prop.sharedMemPerMultiprocessor;
+  p.shared_memory_per_block_optin = prop.sharedMemPerBlockOptin;
+  p.l2_cache_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+
+  SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking),
+                 "creating the context stream");
+  cudaMemPoolProps pool_props{};
+  pool_props.allocType = cudaMemAllocationTypePinned;
+  pool_props.handleTypes = cudaMemHandleTypeNone;
+  pool_props.location.type = cudaMemLocationTypeDevice;
+  pool_props.location.id = device;
+  SPADE_CUDA_TRY(cudaMemPoolCreate(&impl_->pool, &pool_props), "creating the memory pool");
+  // Keep freed memory in the pool instead of returning it at every synchronisation: repeated
+  // products reuse their workspaces without a driver call.
+  std::uint64_t keep = ~std::uint64_t{0};
+  SPADE_CUDA_TRY(cudaMemPoolSetAttribute(impl_->pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                 "setting the pool's release threshold");
+}
+
+context::~context() {
+  if (!impl_) return;
+  cudaSetDevice(impl_->device);
+  if (impl_->cusparse) cusparseDestroy(impl_->cusparse);
+  if (impl_->cublas) cublasDestroy(impl_->cublas);
+  if (impl_->stream) cudaStreamSynchronize(impl_->stream);
+  if (impl_->pool) cudaMemPoolDestroy(impl_->pool);
+  if (impl_->stream) cudaStreamDestroy(impl_->stream);
+}
+
+const device_properties& context::properties() const noexcept { return impl_->properties; }
+void* context::stream() const noexcept { return impl_->stream; }
+
+void* context::cublas_handle() {
+  std::lock_guard lock(impl_->handle_mutex);
+  if (!impl_->cublas) {
+    if (cublasCreate(&impl_->cublas) != CUBLAS_STATUS_SUCCESS)
+      throw cuda_error("cublasCreate failed while creating the context's cuBLAS handle");
+    cublasSetStream(impl_->cublas, impl_->stream);
+  }
+  return impl_->cublas;
+}
+
+void* context::cusparse_handle() {
+  std::lock_guard lock(impl_->handle_mutex);
+  if (!impl_->cusparse) {
+    if (cusparseCreate(&impl_->cusparse) != CUSPARSE_STATUS_SUCCESS)
+      throw cuda_error("cusparseCreate failed while creating the context's cuSPARSE handle");
+    cusparseSetStream(impl_->cusparse, impl_->stream);
+  }
+  return impl_->cusparse;
+}
+
+void* context::allocate(std::size_t bytes, const char* what) {
+  if (bytes == 0) return nullptr;
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, impl_->pool, impl_->stream);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
+    if (status == cudaErrorMemoryAllocation)
+      throw out_of_memory("out of device memory: " + std::to_string(bytes) + " bytes for " +
+                          what + " (" + std::to_string(impl_->bytes_in_use.load()) +
+                          " bytes already in use through this context)");
+    detail::throw_cuda(status, "cudaMallocFromPoolAsync", what);
+  }
+  impl_->bytes_in_use += bytes;
+  return ptr;
+}
+
+void context::deallocate(void* ptr, std::size_t bytes) noexcept {
+  if (!ptr) return;
+  cudaFreeAsync(ptr, impl_->stream);
+  impl_->bytes_in_use -= bytes;
+}
+
+void context::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  if (!bytes) return;
+  SPADE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, impl_->stream),
+                 "copying to the device");
+}
+
+void context::copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  if (!bytes) return;
+  SPADE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, impl_->stream),
+                 "copying on the device");
+}
+
+void context::fill_zero(void* dst, std::size_t bytes) {
+  if (!bytes) return;
+  SPADE_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, impl_->stream), "zero-filling device memory");
+}
+
+void context::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  if (!bytes) return;
+  SPADE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, impl_->stream),
+                 "copying to the host");
+  SPADE_CUDA_TRY(cudaStreamSynchronize(impl_->stream), "waiting for a copy to the host");
+}
+
+void context::synchronize() {
+  SPADE_CUDA_TRY(cudaStreamSynchronize(impl_->stream), "synchronising the context stream");
+}
+
+std::size_t context::bytes_in_use() const noexcept { return impl_->bytes_in_use.load(); }
+
+std::size_t context::pool_bytes_in_use() {
+  synchronize();
+  std::uint64_t used = 0;
+  SPADE_CUDA_TRY(cudaMemPoolGetAttribute(impl_->pool, cudaMemPoolAttrUsedMemCurrent, &used),
+                 "reading the pool's bytes in use");
+  return static_cast<std::size_t>(used);
+}
+
+context& default_context() {
+  // Created once, never destroyed: buffers held in static objects may be freed after main
+  // returns, and the CUDA runtime may already be torn down by then.
+  static context* instance = [] {
+    int device = 0;
+    if (const char* env = std::getenv("SPADE_DEVICE")) device = std::atoi(env);
+    return new context(device);
+  }();
+  return *instance;
+}
+
+bool device_available(std::string* reason) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    if (reason)
+      *reason = status != cudaSuccess ? std::string(cudaGetErrorName(status)) + ": " +
+                                            cudaGetErrorString(status)
+                                      : std::string("no CUDA device present");
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+bool built_with_cuda() noexcept { return true; }
+
+}  // namespace spade
