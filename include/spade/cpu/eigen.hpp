@@ -1,2 +1,132 @@
-// placeholder
+// Eigen interop: from_eigen / to_eigen between Eigen's types and Spade's (either space).
 #pragma once
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "spade/core/error.hpp"
+#include "spade/formats/coo.hpp"
+#include "spade/formats/csr.hpp"
+#include "spade/formats/dense.hpp"
+#include "spade/formats/transfer.hpp"
+#include "spade/formats/vector.hpp"
+
+namespace spade {
+
+namespace detail {
+
+template <class Scalar>
+constexpr void require_spade_scalar() {
+  static_assert(scalar<Scalar>,
+                "spade::from_eigen: Spade stores float or double; cast the Eigen object first, "
+                "e.g. m.cast<double>()");
+}
+
+template <class M>
+decltype(auto) on_host(const M& a) {
+  if constexpr (std::is_same_v<typename M::space_type, cpu>) return (a);
+  else return to_cpu(a);
+}
+
+}  // namespace detail
+
+/// Eigen sparse matrix (either storage order, compressed or not, or a sparse expression) →
+/// csr<T, cpu>. Explicitly stored zeros are kept; rows are sorted by column if Eigen's were
+/// not. O(nnz) time and one temporary copy for column-major input. Throws invalid_matrix when
+/// sizes or nnz exceed the 32-bit index type.
+template <class Derived>
+csr<typename Derived::Scalar, cpu> from_eigen(const Eigen::SparseMatrixBase<Derived>& e) {
+  using T = typename Derived::Scalar;
+  detail::require_spade_scalar<T>();
+  constexpr auto index_max = std::numeric_limits<index_t>::max();
+  if (e.rows() > index_max || e.cols() > index_max)
+    throw invalid_matrix("from_eigen: a " + std::to_string(e.rows()) + "x" +
+                         std::to_string(e.cols()) + " matrix exceeds 32-bit indices");
+  Eigen::SparseMatrix<T, Eigen::RowMajor, long long> rowwise = e.derived();
+  rowwise.makeCompressed();
+  if (rowwise.nonZeros() > index_max)
+    throw invalid_matrix("from_eigen: " + std::to_string(rowwise.nonZeros()) +
+                         " entries exceed 32-bit indices");
+  const auto rows = static_cast<index_t>(rowwise.rows());
+  const auto nnz = static_cast<std::size_t>(rowwise.nonZeros());
+  std::vector<index_t> row_ptr(rowwise.outerIndexPtr(), rowwise.outerIndexPtr() + rows + 1);
+  std::vector<index_t> col_idx(rowwise.innerIndexPtr(), rowwise.innerIndexPtr() + nnz);
+  std::vector<T> values(rowwise.valuePtr(), rowwise.valuePtr() + nnz);
+  const column_order order =
+      detail::rows_sorted(row_ptr, col_idx) ? column_order::require_sorted : column_order::sort;
+  return csr<T, cpu>(rows, static_cast<index_t>(rowwise.cols()), std::move(row_ptr),
+                     std::move(col_idx), std::move(values), order);
+}
+
+/// Eigen dense object → spade::vector<T, cpu> when it is a compile-time column vector,
+/// otherwise dense<T, cpu, Layout> with the layout of the Eigen type (expressions are
+/// evaluated). O(rows·cols).
+template <class Derived>
+auto from_eigen(const Eigen::DenseBase<Derived>& e) {
+  using T = typename Derived::Scalar;
+  detail::require_spade_scalar<T>();
+  constexpr auto index_max = std::numeric_limits<index_t>::max();
+  if (e.rows() > index_max || e.cols() > index_max)
+    throw invalid_matrix("from_eigen: a " + std::to_string(e.rows()) + "x" +
+                         std::to_string(e.cols()) + " matrix exceeds 32-bit indices");
+  if constexpr (Derived::ColsAtCompileTime == 1) {
+    std::vector<T> values(static_cast<std::size_t>(e.rows()));
+    Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(values.data(), e.rows()) = e.derived();
+    return vector<T, cpu>(std::move(values));
+  } else {
+    constexpr bool row_order = Derived::IsRowMajor;
+    using Layout = std::conditional_t<row_order, row_major, col_major>;
+    using Plain = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic,
+                                row_order ? Eigen::RowMajor : Eigen::ColMajor>;
+    std::vector<T> values(static_cast<std::size_t>(e.rows()) * static_cast<std::size_t>(e.cols()));
+    Eigen::Map<Plain>(values.data(), e.rows(), e.cols()) = e.derived();
+    return dense<T, cpu, Layout>(static_cast<index_t>(e.rows()), static_cast<index_t>(e.cols()),
+                                 std::move(values));
+  }
+}
+
+/// csr (either space) → Eigen::SparseMatrix<T, RowMajor, int>, a deep copy.
+template <class T, class Space>
+Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const csr<T, Space>& a) {
+  const auto& h = detail::on_host(a);
+  Eigen::SparseMatrix<T, Eigen::RowMajor, int> out(h.rows(), h.cols());
+  if (h.nnz() == 0) return out;
+  out = Eigen::Map<const Eigen::SparseMatrix<T, Eigen::RowMajor, int>>(
+      h.rows(), h.cols(), h.nnz(), h.row_ptr().data(), h.col_idx().data(), h.values().data());
+  return out;
+}
+
+/// coo (either space) → Eigen::SparseMatrix<T, RowMajor, int>; repeated entries are summed.
+template <class T, class Space>
+Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const coo<T, Space>& a) {
+  const auto& h = detail::on_host(a);
+  std::vector<Eigen::Triplet<T, int>> triplets;
+  triplets.reserve(static_cast<std::size_t>(h.nnz()));
+  for (index_t k = 0; k < h.nnz(); ++k)
+    triplets.emplace_back(h.row_idx()[k], h.col_idx()[k], h.values()[k]);
+  Eigen::SparseMatrix<T, Eigen::RowMajor, int> out(h.rows(), h.cols());
+  out.setFromTriplets(triplets.begin(), triplets.end());
+  return out;
+}
+
+/// dense (either space) → Eigen::Matrix of the same storage order, a deep copy.
+template <class T, class Space, class Layout>
+auto to_eigen(const dense<T, Space, Layout>& a) {
+  constexpr int order = std::is_same_v<Layout, row_major> ? Eigen::RowMajor : Eigen::ColMajor;
+  using Plain = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, order>;
+  const auto& h = detail::on_host(a);
+  return Plain(Eigen::Map<const Plain>(h.data(), h.rows(), h.cols()));
+}
+
+/// vector (either space) → Eigen::Matrix<T, Dynamic, 1>, a deep copy.
+template <class T, class Space>
+Eigen::Matrix<T, Eigen::Dynamic, 1> to_eigen(const vector<T, Space>& v) {
+  const auto& h = detail::on_host(v);
+  return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(h.data(), h.size());
+}
+
+}  // namespace spade

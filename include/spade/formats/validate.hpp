@@ -74,6 +74,14 @@ inline void check_csr_sorted(const std::vector<index_t>& row_ptr, const std::vec
             " (pass spade::column_order::sort to sort rows and sum duplicates)");
 }
 
+/// True when every row's columns are strictly increasing.
+inline bool rows_sorted(const std::vector<index_t>& row_ptr, const std::vector<index_t>& col_idx) {
+  for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i)
+    for (index_t k = row_ptr[i] + 1; k < row_ptr[i + 1]; ++k)
+      if (col_idx[k] <= col_idx[k - 1]) return false;
+  return true;
+}
+
 /// Sorts each row by column (stable, so duplicates are summed in input order) and sums
 /// duplicates, compacting the arrays in place. O(nnz log(max row length)).
 template <class T>

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On the lent GPU machine: build with the carried headers (.deps), run every test, then the gpu
+# tests under compute-sanitizer (memcheck, racecheck). Logs go to $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/spade-out}
+mkdir -p "$out"
+export SPADE_MATRIX_DIR=$PWD/.deps/matrices
+nvidia-smi -L
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/.deps" \
+  -DZLIB_ROOT="$PWD/.deps" -DCMAKE_CUDA_ARCHITECTURES=90 ${SPADE_CMAKE_ARGS:-} >"$out/configure.log" 2>&1 ||
+  { tail -30 "$out/configure.log"; exit 1; }
+cmake --build build-dev -j "$(nproc)" >"$out/build.log" 2>&1 || { grep -B2 -A8 -E "error|FAILED" "$out/build.log" | head -80; exit 1; }
+build-dev/tools/spade device
+ctest --test-dir build-dev --output-on-failure -j 4 >"$out/ctest.log" 2>&1
+status=$?
+grep -E "tests passed|tests failed|Failed|\*\*\*|Test +#" "$out/ctest.log" | tail -40
+for t in build-dev/tests/gpu_*; do
+  [[ -x $t ]] || continue
+  for tool in memcheck racecheck; do
+    SPADE_MATRIX_DIR=$PWD/tests/data/matrices compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$t" >"$out/sanitizer-$tool-$(basename "$t").log" 2>&1
+    echo "compute-sanitizer --tool $tool $(basename "$t"): exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases' "$out/sanitizer-$tool-$(basename "$t").log" | tr '\n' ' ')"
+  done
+done
+exit $status

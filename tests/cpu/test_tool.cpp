@@ -1,0 +1,175 @@
+// The spade command-line tool, run as a subprocess: its report lines and its exit codes.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <spade/spade.hpp>
+
+#include "test_support.hpp"
+
+#ifndef SPADE_TOOL_PATH
+
+TEST_CASE("spade tool") {
+  MESSAGE("the spade tool is not built (SPADE_BUILD_TOOLS=OFF): nothing to test");
+}
+
+#else
+
+namespace {
+
+struct outcome {
+  int exit_code = -1;
+  std::string text;
+};
+
+// Runs `spade <arguments>` through the shell; `streams` picks what is captured, e.g.
+// "2>/dev/null" for stdout only or "2>&1 >/dev/null" for stderr only.
+outcome run_tool(const std::string& arguments, const std::string& streams = "2>/dev/null") {
+  const std::string command = "'" SPADE_TOOL_PATH "' " + arguments + " " + streams;
+  outcome result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    result.text.append(buffer, got);
+  const int status = pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+// Built by appending: GCC 12 gives a false -Wrestrict for "'" + std::string + "'".
+std::string quoted(const std::filesystem::path& path) {
+  std::string text(1, '\'');
+  text += path.string();
+  text += '\'';
+  return text;
+}
+
+// The `key: value` lines of a report, values trimmed.
+std::map<std::string, std::string> fields_of(const std::string& text) {
+  std::map<std::string, std::string> fields;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(begin, end - begin);
+    const std::size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      const std::size_t value = line.find_first_not_of(' ', colon + 1);
+      fields[line.substr(0, colon)] = value == std::string::npos ? "" : line.substr(value);
+    }
+    begin = end + 1;
+  }
+  return fields;
+}
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("spade_test_tool_" + name);
+}
+
+}  // namespace
+
+TEST_CASE("spade info describes bcsstk03") {
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  const outcome run = run_tool("info " + quoted(file));
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  auto fields = fields_of(run.text);
+  CHECK(fields["file"] == file.string());
+  CHECK(fields["rows"] == "112");
+  CHECK(fields["cols"] == "112");
+  CHECK(fields["nnz"] == "640");
+  CHECK(fields["stored entries"] == "376");
+  CHECK(fields["field"] == "real");
+  CHECK(fields["symmetry"] == "symmetric");
+  CHECK(fields["pattern symmetric"] == "yes");
+  CHECK(fields["value symmetric"] == "yes");
+  CHECK(fields["empty rows"] == "0");
+  CHECK(fields.count("bytes csr") == 1);
+  CHECK(fields.count("bytes gcoo p=4 (planned format)") == 1);
+  // 113 row pointers + 640 (column, value) pairs.
+  CHECK(fields["bytes csr"].starts_with("float " + std::to_string(113 * 4 + 640 * 8) + " B"));
+}
+
+TEST_CASE("spade info measures a generated matrix as the generator defines it") {
+  // stencil7 on 3³: rows of 4..7 entries, neighbours up to a plane (9) away on both sides.
+  const auto path = temp_file("stencil7.mtx");
+  spade::write_matrix_market(path, spade::generate::stencil7<double>(3, 3, 3));
+  auto fields = fields_of(run_tool("info " + quoted(path)).text);
+  CHECK(fields["rows"] == "27");
+  CHECK(fields["nnz"] == std::to_string(7 * 27 - 6 * 9));
+  CHECK(fields["symmetry"] == "general");
+  CHECK(fields["pattern symmetric"] == "yes");
+  CHECK(fields["value symmetric"] == "yes");
+  CHECK(fields["row length min"] == "4");
+  CHECK(fields["row length max"] == "7");
+  CHECK(fields["bandwidth"] == "9");
+  CHECK(fields["bandwidth lower"] == "9");
+  CHECK(fields["bandwidth upper"] == "9");
+  // 27×27 has 4×4 tiles of 8×8; entries reach 9 columns from the diagonal, which misses only
+  // the two corner tiles (rows 0–7 reach column 16 < 24, and symmetrically).
+  CHECK(fields["tiles 8x8 non-empty"].starts_with("14 of 16"));
+
+  const auto banded = temp_file("banded.mtx");
+  spade::write_matrix_market(banded, spade::generate::banded<double>(20, 2, 3, 1));
+  fields = fields_of(run_tool("info " + quoted(banded)).text);
+  CHECK(fields["bandwidth"] == "3");
+  CHECK(fields["bandwidth lower"] == "2");
+  CHECK(fields["bandwidth upper"] == "3");
+  CHECK(fields["pattern symmetric"] == "no");
+
+  const auto wide = temp_file("wide.mtx");
+  spade::write_matrix_market(wide, spade::random_sparse<double>(20, 30, 0.2, 1));
+  fields = fields_of(run_tool("info " + quoted(wide)).text);
+  CHECK(fields["nnz"] == "120");
+  CHECK(fields["pattern symmetric"] == "no (not square)");
+  std::filesystem::remove(path);
+  std::filesystem::remove(banded);
+  std::filesystem::remove(wide);
+}
+
+TEST_CASE("spade reports bad input on stderr with exit code 1") {
+  const auto missing = temp_file("does_not_exist.mtx");
+  std::filesystem::remove(missing);
+  outcome run = run_tool("info " + quoted(missing), "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find(missing.filename().string()) != std::string::npos);
+
+  const auto malformed = temp_file("malformed.mtx");
+  std::ofstream(malformed) << "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n";
+  run = run_tool("info " + quoted(malformed), "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find(malformed.filename().string()) != std::string::npos);
+  std::filesystem::remove(malformed);
+
+  run = run_tool("frobnicate", "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find("unknown command") != std::string::npos);
+
+  CHECK(run_tool("").exit_code == 1);
+  CHECK(run_tool("info").exit_code == 1);
+  run = run_tool("--help");
+  CHECK(run.exit_code == 0);
+  CHECK(run.text.find("usage: spade") != std::string::npos);
+}
+
+TEST_CASE("spade device exits 0 with a device or 2 with the reason") {
+  const outcome run = run_tool("device");
+  CAPTURE(run.text);
+  if (spade::device_available()) {
+    CHECK(run.exit_code == 0);
+    CHECK(run.text.find("compute capability") != std::string::npos);
+  } else {
+    CHECK(run.exit_code == 2);
+    CHECK(run.text.starts_with("no GPU: "));
+  }
+}
+
+#endif

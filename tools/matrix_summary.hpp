@@ -1,0 +1,147 @@
+// What `spade info` reports about a matrix: shape, symmetry, row lengths, band, tiles, bytes.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <spade/spade.hpp>
+
+namespace spade::tool {
+
+/// Facts about one csr matrix, computed in O(rows + cols + nnz) time and memory.
+struct matrix_summary {
+  index_t rows = 0;
+  index_t cols = 0;
+  std::uint64_t nnz = 0;
+  bool square = false;
+  bool pattern_symmetric = false;
+  bool value_symmetric = false;
+  bool skew_symmetric = false;
+  double density = 0;
+  index_t row_min = 0;
+  index_t row_max = 0;
+  double row_mean = 0;
+  double row_stddev = 0;
+  index_t empty_rows = 0;
+  index_t bandwidth = 0;        ///< max |i − j| over entries
+  index_t lower_bandwidth = 0;  ///< max i − j over entries below the diagonal
+  index_t upper_bandwidth = 0;  ///< max j − i over entries above the diagonal
+  std::uint64_t tiles = 0;      ///< all 8×8 tiles, ceil(rows/8)·ceil(cols/8)
+  std::uint64_t nonempty_tiles = 0;
+};
+
+inline constexpr index_t tile_edge = 8;
+/// Rows per GCOO group, as in the paper's benchmarks (p = 4).
+inline constexpr std::uint64_t gcoo_group_rows = 4;
+/// ELLPACK-R pads its column-major arrays to whole warps of rows.
+inline constexpr std::uint64_t ellr_row_padding = 32;
+
+template <class T>
+matrix_summary summarize(const csr<T, cpu>& a) {
+  matrix_summary s;
+  s.rows = a.rows();
+  s.cols = a.cols();
+  s.nnz = static_cast<std::uint64_t>(a.nnz());
+  s.square = a.rows() == a.cols();
+  const double cells = static_cast<double>(a.rows()) * static_cast<double>(a.cols());
+  s.density = cells > 0 ? static_cast<double>(s.nnz) / cells : 0.0;
+  const auto& row_ptr = a.row_ptr();
+  const auto& col_idx = a.col_idx();
+
+  double sum_sq = 0;
+  s.row_min = a.rows() > 0 ? a.cols() : 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    const index_t length = row_ptr[i + 1] - row_ptr[i];
+    s.row_min = std::min(s.row_min, length);
+    s.row_max = std::max(s.row_max, length);
+    s.empty_rows += length == 0;
+    sum_sq += static_cast<double>(length) * length;
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      s.lower_bandwidth = std::max(s.lower_bandwidth, i - col_idx[k]);
+      s.upper_bandwidth = std::max(s.upper_bandwidth, col_idx[k] - i);
+    }
+  }
+  s.bandwidth = std::max(s.lower_bandwidth, s.upper_bandwidth);
+  if (a.rows() > 0) {
+    s.row_mean = static_cast<double>(s.nnz) / a.rows();
+    s.row_stddev = std::sqrt(std::max(0.0, sum_sq / a.rows() - s.row_mean * s.row_mean));
+  }
+
+  // Symmetry: build Aᵀ by a counting sort over columns (row by row, so its rows come out
+  // sorted) and compare arrays; equal patterns and values mean A = Aᵀ.
+  if (s.square) {
+    std::vector<index_t> t_ptr(static_cast<std::size_t>(a.cols()) + 1, 0);
+    for (index_t j : col_idx)
+      ++t_ptr[static_cast<std::size_t>(j) + 1];
+    for (std::size_t j = 0; j + 1 < t_ptr.size(); ++j)
+      t_ptr[j + 1] += t_ptr[j];
+    std::vector<index_t> t_col(col_idx.size());
+    std::vector<T> t_val(col_idx.size());
+    std::vector<index_t> next(t_ptr.begin(), t_ptr.end() - 1);
+    for (index_t i = 0; i < a.rows(); ++i)
+      for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+        const auto at = static_cast<std::size_t>(next[static_cast<std::size_t>(col_idx[k])]++);
+        t_col[at] = i;
+        t_val[at] = a.values()[k];
+      }
+    s.pattern_symmetric = (a.rows() == 0 || t_ptr == row_ptr) && t_col == col_idx;
+    if (s.pattern_symmetric) {
+      s.value_symmetric = t_val == a.values();
+      s.skew_symmetric = true;
+      for (std::size_t k = 0; k < t_val.size() && s.skew_symmetric; ++k)
+        s.skew_symmetric = t_val[k] == -a.values()[k];
+    }
+  }
+
+  // Non-empty 8×8 tiles: per band of 8 rows, stamp each tile column the first time it is hit.
+  const auto tile_rows = (static_cast<std::uint64_t>(a.rows()) + tile_edge - 1) / tile_edge;
+  const auto tile_cols = (static_cast<std::uint64_t>(a.cols()) + tile_edge - 1) / tile_edge;
+  s.tiles = tile_rows * tile_cols;
+  std::vector<std::uint64_t> stamp(tile_cols, 0);
+  for (std::uint64_t band = 0; band < tile_rows; ++band) {
+    const auto first = static_cast<index_t>(band * tile_edge);
+    const index_t last = std::min<index_t>(first + tile_edge, a.rows());
+    for (index_t k = row_ptr[first]; k < row_ptr[last]; ++k) {
+      auto& mark = stamp[static_cast<std::size_t>(col_idx[k] / tile_edge)];
+      if (mark != band + 1) {
+        mark = band + 1;
+        ++s.nonempty_tiles;
+      }
+    }
+  }
+  return s;
+}
+
+/// Bytes each format needs for a matrix with these facts, with 32-bit indices and values of
+/// `value_bytes` bytes. The later formats follow their papers' layouts.
+struct format_bytes {
+  std::uint64_t csr = 0;    ///< row pointers + (column, value) per entry
+  std::uint64_t coo = 0;    ///< (row, column, value) per entry
+  std::uint64_t dense = 0;  ///< every element
+  std::uint64_t gcoo = 0;   ///< COO per group of p rows + group offsets + entries per group
+  std::uint64_t ellr = 0;   ///< padded rows × max row length × (value + index) + row lengths
+  std::uint64_t tiled = 0;  ///< per non-empty tile: row, column, offset, 64-bit mask; values
+};
+
+inline format_bytes bytes_of(const matrix_summary& s, std::uint64_t value_bytes) {
+  constexpr std::uint64_t index_bytes = 4;
+  const auto rows = static_cast<std::uint64_t>(s.rows);
+  const auto cols = static_cast<std::uint64_t>(s.cols);
+  format_bytes b;
+  b.csr = (rows + 1) * index_bytes + s.nnz * (index_bytes + value_bytes);
+  b.coo = s.nnz * (2 * index_bytes + value_bytes);
+  b.dense = rows * cols * value_bytes;
+  const std::uint64_t groups = (rows + gcoo_group_rows - 1) / gcoo_group_rows;
+  b.gcoo = s.nnz * (2 * index_bytes + value_bytes) + 2 * groups * index_bytes;
+  const std::uint64_t padded_rows =
+      (rows + ellr_row_padding - 1) / ellr_row_padding * ellr_row_padding;
+  b.ellr = padded_rows * static_cast<std::uint64_t>(s.row_max) * (value_bytes + index_bytes) +
+           rows * index_bytes;
+  b.tiled = s.nonempty_tiles * (3 * index_bytes + 8) + s.nnz * value_bytes;
+  return b;
+}
+
+}  // namespace spade::tool
