@@ -8,8 +8,8 @@ int main(int argc, char** argv) {
   std::cout << path << ": " << A.rows() << "x" << A.cols() << ", nnz " << A.nnz() << "\n";
   std::string why;
   if (spade::device_available(&why)) {
-    auto G = spade::to_gpu(A);                         // csr<double, gpu>
-    auto C = spade::convert<spade::coo>(G);            // converted on the GPU (CUB)
+    auto G = spade::to_gpu(A);               // csr<double, gpu>
+    auto C = spade::convert<spade::coo>(G);  // converted on the GPU (CUB)
     Eigen::SparseMatrix<double, Eigen::RowMajor> E = spade::to_eigen(C);
     std::cout << "on " << spade::default_context().properties().name << ": ";
     std::cout << "Frobenius norm " << E.norm() << "\n";

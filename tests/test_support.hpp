@@ -10,7 +10,9 @@
 namespace spade::testing {
 
 /// tests/data in the source tree.
-inline std::filesystem::path data_dir() { return SPADE_TEST_DATA_DIR; }
+inline std::filesystem::path data_dir() {
+  return SPADE_TEST_DATA_DIR;
+}
 
 /// Every real matrix (*.mtx.gz) of $SPADE_MATRIX_DIR, else of ../shared/matrices, sorted by
 /// name. When neither exists the bundled tests/data/matrices stand in, so a clone without

@@ -75,8 +75,12 @@ context::~context() {
   if (impl_->stream) cudaStreamDestroy(impl_->stream);
 }
 
-const device_properties& context::properties() const noexcept { return impl_->properties; }
-void* context::stream() const noexcept { return impl_->stream; }
+const device_properties& context::properties() const noexcept {
+  return impl_->properties;
+}
+void* context::stream() const noexcept {
+  return impl_->stream;
+}
 
 void* context::cublas_handle() {
   std::lock_guard lock(impl_->handle_mutex);
@@ -105,8 +109,8 @@ void* context::allocate(std::size_t bytes, const char* what) {
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
     if (status == cudaErrorMemoryAllocation)
-      throw out_of_memory("out of device memory: " + std::to_string(bytes) + " bytes for " +
-                          what + " (" + std::to_string(impl_->bytes_in_use.load()) +
+      throw out_of_memory("out of device memory: " + std::to_string(bytes) + " bytes for " + what +
+                          " (" + std::to_string(impl_->bytes_in_use.load()) +
                           " bytes already in use through this context)");
     detail::throw_cuda(status, "cudaMallocFromPoolAsync", what);
   }
@@ -148,7 +152,9 @@ void context::synchronize() {
   SPADE_CUDA_TRY(cudaStreamSynchronize(impl_->stream), "synchronising the context stream");
 }
 
-std::size_t context::bytes_in_use() const noexcept { return impl_->bytes_in_use.load(); }
+std::size_t context::bytes_in_use() const noexcept {
+  return impl_->bytes_in_use.load();
+}
 
 std::size_t context::pool_bytes_in_use() {
   synchronize();
@@ -174,15 +180,17 @@ bool device_available(std::string* reason) {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     if (reason)
-      *reason = status != cudaSuccess ? std::string(cudaGetErrorName(status)) + ": " +
-                                            cudaGetErrorString(status)
-                                      : std::string("no CUDA device present");
+      *reason = status != cudaSuccess
+                    ? std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status)
+                    : std::string("no CUDA device present");
     cudaGetLastError();
     return false;
   }
   return true;
 }
 
-bool built_with_cuda() noexcept { return true; }
+bool built_with_cuda() noexcept {
+  return true;
+}
 
 }  // namespace spade

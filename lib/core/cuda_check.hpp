@@ -21,18 +21,18 @@ namespace spade::detail {
 }  // namespace spade::detail
 
 /// Runs a CUDA runtime call; on failure throws spade::cuda_error naming the call and `doing`.
-#define SPADE_CUDA_TRY(call, doing)                                              \
-  do {                                                                           \
-    const cudaError_t spade_status_ = (call);                                    \
+#define SPADE_CUDA_TRY(call, doing)                                                             \
+  do {                                                                                          \
+    const cudaError_t spade_status_ = (call);                                                   \
     if (spade_status_ != cudaSuccess) ::spade::detail::throw_cuda(spade_status_, #call, doing); \
   } while (0)
 
 /// After a kernel launch: reports launch errors and, with SPADE_DEBUG_SYNC, execution errors.
 #ifdef SPADE_DEBUG_SYNC
-#define SPADE_CHECK_LAUNCH(doing)                                 \
-  do {                                                            \
-    SPADE_CUDA_TRY(cudaGetLastError(), doing);                    \
-    SPADE_CUDA_TRY(cudaDeviceSynchronize(), doing);               \
+#define SPADE_CHECK_LAUNCH(doing)                   \
+  do {                                              \
+    SPADE_CUDA_TRY(cudaGetLastError(), doing);      \
+    SPADE_CUDA_TRY(cudaDeviceSynchronize(), doing); \
   } while (0)
 #else
 #define SPADE_CHECK_LAUNCH(doing) SPADE_CUDA_TRY(cudaGetLastError(), doing)

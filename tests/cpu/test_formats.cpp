@@ -38,7 +38,8 @@ std::map<std::pair<index_t, index_t>, T> entries_of_triplets(const std::vector<i
                                                              const std::vector<index_t>& c,
                                                              const std::vector<T>& v) {
   std::map<std::pair<index_t, index_t>, T> m;
-  for (std::size_t k = 0; k < r.size(); ++k) m[{r[k], c[k]}] += v[k];
+  for (std::size_t k = 0; k < r.size(); ++k)
+    m[{r[k], c[k]}] += v[k];
   return m;
 }
 
@@ -46,7 +47,8 @@ template <class T>
 std::map<std::pair<index_t, index_t>, T> entries_of(const spade::csr<T, cpu>& a) {
   std::map<std::pair<index_t, index_t>, T> m;
   for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) m[{i, a.col_idx()[k]}] = a.values()[k];
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      m[{i, a.col_idx()[k]}] = a.values()[k];
   return m;
 }
 
@@ -62,27 +64,37 @@ void check_csr_invariants(const spade::csr<T, cpu>& a) {
 
 TEST_CASE("csr constructor names the first broken invariant") {
   using M = spade::csr<double, cpu>;
-  CHECK(error_text([] { M(2, 3, {0, 1}, {0}, {1.0}); }).find("row_ptr has 2 entries") !=
-        std::string::npos);
-  CHECK(error_text([] { M(2, 3, {1, 1, 1}, {0}, {1.0}); }).find("row_ptr[0] = 1") !=
-        std::string::npos);
-  CHECK(error_text([] { M(2, 3, {0, 2, 1}, {0}, {1.0}); }).find("row_ptr[2] = 1 is less than") !=
-        std::string::npos);
-  CHECK(error_text([] { M(2, 3, {0, 1, 2}, {0}, {1.0}); }).find("but there are 1 entries") !=
-        std::string::npos);
-  CHECK(error_text([] { M(2, 3, {0, 1, 2}, {0, 3}, {1.0, 2.0}); })
-            .find("col_idx[1] = 3 (row 1) is out of range [0, 3)") != std::string::npos);
-  CHECK(error_text([] { M(2, 3, {0, 1, 2}, {0, -1}, {1.0, 2.0}); }).find("col_idx[1] = -1") !=
-        std::string::npos);
-  CHECK(error_text([] { M(1, 3, {0, 2}, {2, 1}, {1.0, 2.0}); }).find("columns out of order") !=
-        std::string::npos);
-  CHECK(error_text([] { M(1, 3, {0, 2}, {1, 1}, {1.0, 2.0}); }).find("duplicate column") !=
-        std::string::npos);
-  CHECK(error_text([] { M(1, 3, {0, 2}, {0, 1}, {1.0}); }).find("values has 1") !=
-        std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {0, 1}, {0}, {1.0});
+        }).find("row_ptr has 2 entries") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {1, 1, 1}, {0}, {1.0});
+        }).find("row_ptr[0] = 1") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {0, 2, 1}, {0}, {1.0});
+        }).find("row_ptr[2] = 1 is less than") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {0, 1, 2}, {0}, {1.0});
+        }).find("but there are 1 entries") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {0, 1, 2}, {0, 3}, {1.0, 2.0});
+        }).find("col_idx[1] = 3 (row 1) is out of range [0, 3)") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {0, 1, 2}, {0, -1}, {1.0, 2.0});
+        }).find("col_idx[1] = -1") != std::string::npos);
+  CHECK(error_text([] {
+          M(1, 3, {0, 2}, {2, 1}, {1.0, 2.0});
+        }).find("columns out of order") != std::string::npos);
+  CHECK(error_text([] {
+          M(1, 3, {0, 2}, {1, 1}, {1.0, 2.0});
+        }).find("duplicate column") != std::string::npos);
+  CHECK(error_text([] {
+          M(1, 3, {0, 2}, {0, 1}, {1.0});
+        }).find("values has 1") != std::string::npos);
   CHECK(error_text([] { M(-1, 3); }).find("negative size") != std::string::npos);
-  CHECK(error_text([] { M(2, 3, {0, 1, 3}, {0, 1}, {1.0, 2.0}); }).find("row_ptr[2] = 3") !=
-        std::string::npos);
+  CHECK(error_text([] {
+          M(2, 3, {0, 1, 3}, {0, 1}, {1.0, 2.0});
+        }).find("row_ptr[2] = 3") != std::string::npos);
 }
 
 TEST_CASE("csr column_order::sort sorts rows and sums repeated columns in stored order") {
@@ -96,17 +108,21 @@ TEST_CASE("csr column_order::sort sorts rows and sums repeated columns in stored
 
 TEST_CASE("coo constructor checks lengths and ranges") {
   using M = spade::coo<float, cpu>;
-  CHECK(error_text([] { M(2, 2, {0, 1}, {0}, {1.f, 2.f}); }).find("must match") !=
-        std::string::npos);
-  CHECK(error_text([] { M(2, 2, {0, 2}, {0, 0}, {1.f, 2.f}); })
-            .find("row_idx[1] = 2 is out of range [0, 2)") != std::string::npos);
-  CHECK(error_text([] { M(2, 2, {0, 1}, {0, 5}, {1.f, 2.f}); }).find("col_idx[1] = 5") !=
-        std::string::npos);
+  CHECK(error_text([] {
+          M(2, 2, {0, 1}, {0}, {1.f, 2.f});
+        }).find("must match") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 2, {0, 2}, {0, 0}, {1.f, 2.f});
+        }).find("row_idx[1] = 2 is out of range [0, 2)") != std::string::npos);
+  CHECK(error_text([] {
+          M(2, 2, {0, 1}, {0, 5}, {1.f, 2.f});
+        }).find("col_idx[1] = 5") != std::string::npos);
 }
 
 TEST_CASE("dense and vector check their sizes") {
-  CHECK(error_text([] { spade::dense<double, cpu>(2, 2, std::vector<double>(3)); })
-            .find("needs 4 values, got 3") != std::string::npos);
+  CHECK(error_text([] {
+          spade::dense<double, cpu>(2, 2, std::vector<double>(3));
+        }).find("needs 4 values, got 3") != std::string::npos);
   CHECK(error_text([] { spade::dense<double, cpu>(-2, 2); }).find("negative rows") !=
         std::string::npos);
   CHECK(error_text([] { spade::vector<double, cpu>(-1); }).find("negative size") !=
@@ -152,8 +168,8 @@ TEST_CASE_TEMPLATE("coo → csr sorts and sums repeated positions in stored orde
 
 TEST_CASE_TEMPLATE("conversions agree with an independent triplet reference", T, float, double) {
   // Shapes from the brief's edge list: empty, 1x1, warp +-1, empty rows, one dense row, tall.
-  const std::vector<std::pair<index_t, index_t>> shapes{
-      {0, 0}, {0, 5}, {5, 0}, {1, 1}, {31, 33}, {33, 31}, {32, 32}, {1000003, 3}};
+  const std::vector<std::pair<index_t, index_t>> shapes{{0, 0},   {0, 5},   {5, 0},   {1, 1},
+                                                        {31, 33}, {33, 31}, {32, 32}, {1000003, 3}};
   for (auto [rows, cols] : shapes) {
     for (double density : {0.0, 0.05, 0.5, 1.0}) {
       if (static_cast<double>(rows) * cols > 4e6 && density > 0.05) continue;
@@ -180,11 +196,12 @@ TEST_CASE_TEMPLATE("conversions agree with an independent triplet reference", T,
         for (index_t j = 0; j < cols; ++j) {
           auto it = reference.find({i, j});
           const T expected = it == reference.end() ? T(0) : it->second;
-          dense_matches = dense_matches && row_dense(i, j) == expected && col_dense(i, j) == expected;
+          dense_matches =
+              dense_matches && row_dense(i, j) == expected && col_dense(i, j) == expected;
         }
       CHECK(dense_matches);
-      for (const auto& sparse : {spade::convert<spade::csr>(row_dense),
-                                 spade::convert<spade::csr>(col_dense)}) {
+      for (const auto& sparse :
+           {spade::convert<spade::csr>(row_dense), spade::convert<spade::csr>(col_dense)}) {
         CHECK(sparse.row_ptr() == a.row_ptr());
         CHECK(sparse.col_idx() == a.col_idx());
         CHECK(sparse.values() == a.values());
@@ -210,7 +227,8 @@ TEST_CASE("dense → csr keeps NaN and drops negative zero") {
 TEST_CASE_TEMPLATE("one dense row among empty rows survives every conversion", T, float, double) {
   const index_t rows = 100, cols = 5000;
   std::vector<index_t> row_ptr(rows + 1, 0);
-  for (index_t i = 51; i <= rows; ++i) row_ptr[i] = cols;
+  for (index_t i = 51; i <= rows; ++i)
+    row_ptr[i] = cols;
   std::vector<index_t> col_idx(cols);
   std::vector<T> values(cols);
   for (index_t j = 0; j < cols; ++j) {

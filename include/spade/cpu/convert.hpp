@@ -18,7 +18,8 @@ template <scalar T>
 coo<T, cpu> csr_to_coo(const csr<T, cpu>& a) {
   std::vector<index_t> row_idx(static_cast<std::size_t>(a.nnz()));
   for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) row_idx[k] = i;
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      row_idx[k] = i;
   return coo<T, cpu>(unchecked, a.rows(), a.cols(), std::move(row_idx), a.col_idx(), a.values());
 }
 
@@ -28,8 +29,10 @@ template <scalar T>
 csr<T, cpu> coo_to_csr(const coo<T, cpu>& a) {
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());
   std::vector<index_t> row_ptr(static_cast<std::size_t>(a.rows()) + 1, 0);
-  for (index_t r : a.row_idx()) ++row_ptr[static_cast<std::size_t>(r) + 1];
-  for (std::size_t i = 1; i < row_ptr.size(); ++i) row_ptr[i] += row_ptr[i - 1];
+  for (index_t r : a.row_idx())
+    ++row_ptr[static_cast<std::size_t>(r) + 1];
+  for (std::size_t i = 1; i < row_ptr.size(); ++i)
+    row_ptr[i] += row_ptr[i - 1];
   std::vector<index_t> next(row_ptr.begin(), row_ptr.end() - 1);
   std::vector<index_t> col_idx(nnz);
   std::vector<T> values(nnz);
@@ -48,7 +51,8 @@ template <layout Layout, scalar T>
 dense<T, cpu, Layout> csr_to_dense(const csr<T, cpu>& a) {
   dense<T, cpu, Layout> d(a.rows(), a.cols());
   for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) d(i, a.col_idx()[k]) = a.values()[k];
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      d(i, a.col_idx()[k]) = a.values()[k];
   return d;
 }
 
@@ -85,7 +89,8 @@ dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
   } else {
     dense<T, cpu, To> out(d.rows(), d.cols());
     for (index_t j = 0; j < d.cols(); ++j)
-      for (index_t i = 0; i < d.rows(); ++i) out(i, j) = d(i, j);
+      for (index_t i = 0; i < d.rows(); ++i)
+        out(i, j) = d(i, j);
     return out;
   }
 }

@@ -28,8 +28,10 @@ constexpr void require_spade_scalar() {
 
 template <class M>
 decltype(auto) on_host(const M& a) {
-  if constexpr (std::is_same_v<typename M::space_type, cpu>) return (a);
-  else return to_cpu(a);
+  if constexpr (std::is_same_v<typename M::space_type, cpu>)
+    return (a);
+  else
+    return to_cpu(a);
 }
 
 }  // namespace detail

@@ -25,22 +25,32 @@ To convert_between(const From& a) {
   if constexpr (std::is_same_v<To, From>) {
     return a;
   } else if constexpr (is_csr_v<From> && is_coo_v<To>) {
-    if constexpr (on_cpu) return host::csr_to_coo(a);
-    else return device::csr_to_coo(a);
+    if constexpr (on_cpu)
+      return host::csr_to_coo(a);
+    else
+      return device::csr_to_coo(a);
   } else if constexpr (is_coo_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu) return host::coo_to_csr(a);
-    else return device::coo_to_csr(a);
+    if constexpr (on_cpu)
+      return host::coo_to_csr(a);
+    else
+      return device::coo_to_csr(a);
   } else if constexpr (is_csr_v<From> && is_dense_v<To>) {
     using L = typename To::layout_type;
-    if constexpr (on_cpu) return host::csr_to_dense<L>(a);
-    else return device::csr_to_dense<T, L>(a);
+    if constexpr (on_cpu)
+      return host::csr_to_dense<L>(a);
+    else
+      return device::csr_to_dense<T, L>(a);
   } else if constexpr (is_dense_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu) return host::dense_to_csr(a);
-    else return device::dense_to_csr(a);
+    if constexpr (on_cpu)
+      return host::dense_to_csr(a);
+    else
+      return device::dense_to_csr(a);
   } else if constexpr (is_dense_v<From> && is_dense_v<To>) {
     using L = typename To::layout_type;
-    if constexpr (on_cpu) return host::relayout<L>(a);
-    else return device::relayout<T, typename From::layout_type, L>(a);
+    if constexpr (on_cpu)
+      return host::relayout<L>(a);
+    else
+      return device::relayout<T, typename From::layout_type, L>(a);
   } else if constexpr (is_coo_v<From> && is_dense_v<To>) {
     return convert_between<To>(convert_between<csr<T, S>>(a));
   } else if constexpr (is_dense_v<From> && is_coo_v<To>) {

@@ -39,7 +39,10 @@ class coo {
   /// Takes arrays the caller guarantees to be consistent and in range.
   coo(unchecked_t, index_t rows, index_t cols, storage<index_t, Space> row_idx,
       storage<index_t, Space> col_idx, storage<T, Space> values)
-      : rows_(rows), cols_(cols), row_idx_(std::move(row_idx)), col_idx_(std::move(col_idx)),
+      : rows_(rows),
+        cols_(cols),
+        row_idx_(std::move(row_idx)),
+        col_idx_(std::move(col_idx)),
         values_(std::move(values)) {}
 
   index_t rows() const noexcept { return rows_; }

@@ -46,7 +46,10 @@ class csr {
   /// Takes arrays the caller guarantees to satisfy the invariants (conversions, kernels).
   csr(unchecked_t, index_t rows, index_t cols, storage<index_t, Space> row_ptr,
       storage<index_t, Space> col_idx, storage<T, Space> values)
-      : rows_(rows), cols_(cols), row_ptr_(std::move(row_ptr)), col_idx_(std::move(col_idx)),
+      : rows_(rows),
+        cols_(cols),
+        row_ptr_(std::move(row_ptr)),
+        col_idx_(std::move(col_idx)),
         values_(std::move(values)) {}
 
   index_t rows() const noexcept { return rows_; }

@@ -27,12 +27,13 @@ class dense {
   dense(index_t rows, index_t cols) : dense(unchecked, rows, cols, make_zeroed(rows, cols)) {}
   /// Takes `values` in Layout order; throws invalid_matrix unless it holds rows × cols.
   dense(index_t rows, index_t cols, storage<T, Space> values)
-      : rows_(checked_extent(rows, "rows")), cols_(checked_extent(cols, "cols")),
+      : rows_(checked_extent(rows, "rows")),
+        cols_(checked_extent(cols, "cols")),
         values_(std::move(values)) {
     if (values_.size() != element_count())
       throw invalid_matrix("dense: " + std::to_string(rows) + "x" + std::to_string(cols) +
-                           " matrix needs " + std::to_string(element_count()) +
-                           " values, got " + std::to_string(values_.size()));
+                           " matrix needs " + std::to_string(element_count()) + " values, got " +
+                           std::to_string(values_.size()));
   }
   dense(unchecked_t, index_t rows, index_t cols, storage<T, Space> values)
       : rows_(rows), cols_(cols), values_(std::move(values)) {}
@@ -48,9 +49,8 @@ class dense {
   }
   /// Position of element (i, j) in values().
   std::size_t offset(index_t i, index_t j) const noexcept {
-    return std::is_same_v<Layout, row_major>
-               ? static_cast<std::size_t>(i) * cols_ + j
-               : static_cast<std::size_t>(j) * rows_ + i;
+    return std::is_same_v<Layout, row_major> ? static_cast<std::size_t>(i) * cols_ + j
+                                             : static_cast<std::size_t>(j) * rows_ + i;
   }
 
   T* data() noexcept { return values_.data(); }
@@ -59,20 +59,17 @@ class dense {
   const storage<T, Space>& values() const noexcept { return values_; }
 
   /// Element access, cpu only.
-  T& operator()(index_t i, index_t j)
-    requires std::is_same_v<Space, cpu>
-  {
+  T& operator()(index_t i, index_t j) requires std::is_same_v<Space, cpu> {
     return values_[offset(i, j)];
   }
-  const T& operator()(index_t i, index_t j) const
-    requires std::is_same_v<Space, cpu>
-  {
+  const T& operator()(index_t i, index_t j) const requires std::is_same_v<Space, cpu> {
     return values_[offset(i, j)];
   }
 
  private:
   static index_t checked_extent(index_t n, const char* what) {
-    if (n < 0) throw invalid_matrix(std::string("dense: negative ") + what + " " + std::to_string(n));
+    if (n < 0)
+      throw invalid_matrix(std::string("dense: negative ") + what + " " + std::to_string(n));
     return n;
   }
   static storage<T, Space> make_zeroed(index_t rows, index_t cols) {

@@ -18,11 +18,15 @@ storage<typename Array::value_type, To> move_array(const Array& array) {
   using T = typename Array::value_type;
   constexpr bool from_cpu = std::is_same_v<Array, std::vector<T>>;
   if constexpr (std::is_same_v<To, cpu>) {
-    if constexpr (from_cpu) return array;
-    else return array.to_host();
+    if constexpr (from_cpu)
+      return array;
+    else
+      return array.to_host();
   } else {
-    if constexpr (from_cpu) return device_buffer<T>(array);
-    else return array;
+    if constexpr (from_cpu)
+      return device_buffer<T>(array);
+    else
+      return array;
   }
 }
 

@@ -42,7 +42,8 @@ inline void check_csr_structure(index_t rows, index_t cols, const std::vector<in
   if (col_idx.size() != value_count)
     throw invalid_matrix("csr: col_idx has " + std::to_string(col_idx.size()) +
                          " entries but values has " + std::to_string(value_count));
-  if (row_ptr[0] != 0) throw invalid_matrix("csr: " + entry_text("row_ptr", 0, row_ptr[0]) + ", must be 0");
+  if (row_ptr[0] != 0)
+    throw invalid_matrix("csr: " + entry_text("row_ptr", 0, row_ptr[0]) + ", must be 0");
   for (std::size_t i = 1; i < row_ptr.size(); ++i)
     if (row_ptr[i] < row_ptr[i - 1])
       throw invalid_matrix("csr: " + entry_text("row_ptr", i, row_ptr[i]) + " is less than " +
@@ -62,7 +63,8 @@ inline void check_csr_structure(index_t rows, index_t cols, const std::vector<in
 }
 
 /// Throws at the first row whose columns are not strictly increasing.
-inline void check_csr_sorted(const std::vector<index_t>& row_ptr, const std::vector<index_t>& col_idx) {
+inline void check_csr_sorted(const std::vector<index_t>& row_ptr,
+                             const std::vector<index_t>& col_idx) {
   for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i)
     for (index_t k = row_ptr[i] + 1; k < row_ptr[i + 1]; ++k)
       if (col_idx[k] <= col_idx[k - 1])
@@ -124,9 +126,9 @@ inline void check_coo(index_t rows, index_t cols, const std::vector<index_t>& ro
                       const std::vector<index_t>& col_idx, std::size_t value_count) {
   check_extents("coo", rows, cols);
   if (row_idx.size() != col_idx.size() || row_idx.size() != value_count)
-    throw invalid_matrix("coo: row_idx, col_idx and values have " +
-                         std::to_string(row_idx.size()) + ", " + std::to_string(col_idx.size()) +
-                         " and " + std::to_string(value_count) + " entries; they must match");
+    throw invalid_matrix("coo: row_idx, col_idx and values have " + std::to_string(row_idx.size()) +
+                         ", " + std::to_string(col_idx.size()) + " and " +
+                         std::to_string(value_count) + " entries; they must match");
   if (row_idx.size() > static_cast<std::size_t>(2147483647))
     throw invalid_matrix("coo: " + std::to_string(row_idx.size()) +
                          " entries exceed the 32-bit index type");

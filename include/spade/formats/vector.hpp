@@ -31,7 +31,8 @@ class vector {
     }
   }
   /// Takes the values as they are; the size is values.size().
-  explicit vector(storage<T, Space> values) : n_(checked_count(values.size())), values_(std::move(values)) {}
+  explicit vector(storage<T, Space> values)
+      : n_(checked_count(values.size())), values_(std::move(values)) {}
 
   index_t size() const noexcept { return n_; }
   T* data() noexcept { return values_.data(); }
@@ -39,24 +40,16 @@ class vector {
   storage<T, Space>& values() noexcept { return values_; }
   const storage<T, Space>& values() const noexcept { return values_; }
 
-  T& operator[](index_t i)
-    requires std::is_same_v<Space, cpu>
-  {
+  T& operator[](index_t i) requires std::is_same_v<Space, cpu> {
     return values_[static_cast<std::size_t>(i)];
   }
-  const T& operator[](index_t i) const
-    requires std::is_same_v<Space, cpu>
-  {
+  const T& operator[](index_t i) const requires std::is_same_v<Space, cpu> {
     return values_[static_cast<std::size_t>(i)];
   }
-  T& operator()(index_t i)
-    requires std::is_same_v<Space, cpu>
-  {
+  T& operator()(index_t i) requires std::is_same_v<Space, cpu> {
     return values_[static_cast<std::size_t>(i)];
   }
-  const T& operator()(index_t i) const
-    requires std::is_same_v<Space, cpu>
-  {
+  const T& operator()(index_t i) const requires std::is_same_v<Space, cpu> {
     return values_[static_cast<std::size_t>(i)];
   }
 
