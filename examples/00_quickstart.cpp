@@ -1,20 +1,15 @@
-// Quickstart: read a matrix, move it to the GPU, convert it there, and hand it to Eigen.
+// Quickstart: read a matrix, convert it on the GPU when there is one, hand the result to Eigen.
 #include <iostream>
 #include <spade/spade.hpp>
 
 int main(int argc, char** argv) {
-  const char* path = argc > 1 ? argv[1] : "tests/data/matrices/cage10.mtx.gz";
-  auto A = spade::read_matrix_market<double>(path);  // csr<double, cpu>
-  std::cout << path << ": " << A.rows() << "x" << A.cols() << ", nnz " << A.nnz() << "\n";
+  auto A =
+      spade::read_matrix_market<double>(argc > 1 ? argv[1] : "tests/data/matrices/cage10.mtx.gz");
   std::string why;
-  if (spade::device_available(&why)) {
-    auto G = spade::to_gpu(A);               // csr<double, gpu>
-    auto C = spade::convert<spade::coo>(G);  // converted on the GPU (CUB)
-    Eigen::SparseMatrix<double, Eigen::RowMajor> E = spade::to_eigen(C);
-    std::cout << "on " << spade::default_context().properties().name << ": ";
-    std::cout << "Frobenius norm " << E.norm() << "\n";
-  } else {
-    std::cout << "no GPU (" << why << "), staying on the CPU: ";
-    std::cout << "Frobenius norm " << spade::to_eigen(A).norm() << "\n";
-  }
+  const bool gpu = spade::device_available(&why);
+  if (!gpu) std::cout << "no GPU (" << why << "): converting on the CPU\n";
+  auto C = gpu ? spade::to_cpu(spade::convert<spade::coo>(spade::to_gpu(A)))  // CUB on the GPU
+               : spade::convert<spade::coo>(A);                         // same result on the CPU
+  Eigen::SparseMatrix<double, Eigen::RowMajor> E = spade::to_eigen(C);  // sums repeats, if any
+  std::cout << A.rows() << "x" << A.cols() << ", nnz " << A.nnz() << ", norm " << E.norm() << "\n";
 }

@@ -6,16 +6,19 @@
 #include "spade/formats/dense.hpp"
 
 /// Conversions run on the context's stream; each returns once its result's size is known on
-/// the host (the ones that discover nnz synchronise once for it). All are deterministic.
+/// the host (the ones that discover nnz synchronise once for it).
 namespace spade::device {
 
 /// csr → coo (row-major order). O(nnz); no extra memory.
 template <scalar T>
 coo<T, gpu> csr_to_coo(const csr<T, gpu>& a);
 
-/// coo → csr: CUB radix sort by (row, column), stable, then repeated positions summed in
-/// stored order (CUB reduce-by-key), row pointers by CUB histogram + exclusive scan.
-/// O(nnz) work; extra memory about 24 bytes per entry; synchronises once for nnz.
+/// coo → csr: CUB radix sort by (row, column), stable, then repeated positions summed (CUB
+/// reduce-by-key: operands in stored order, but grouped as a tree, so a position repeated three
+/// or more times may differ from the host's left-to-right sum in the last bit), row pointers by
+/// CUB run-length encode + exclusive scan. O(nnz) work; extra memory about 16 + 2·sizeof(T)
+/// bytes per entry plus CUB's temporary storage; synchronises once for nnz. Deterministic on
+/// one GPU model.
 template <scalar T>
 csr<T, gpu> coo_to_csr(const coo<T, gpu>& a);
 
@@ -24,7 +27,8 @@ template <scalar T, layout Layout>
 dense<T, gpu, Layout> csr_to_dense(const csr<T, gpu>& a);
 
 /// dense → csr keeping entries unequal to zero (NaN kept, -0.0 dropped); per-row counts,
-/// CUB exclusive scan, then an order-preserving fill. Synchronises once for nnz.
+/// CUB exclusive scan, then an order-preserving fill. Synchronises once for nnz. A col_major
+/// input is first copied to row_major (extra rows·cols·sizeof(T) bytes).
 /// Throws invalid_matrix when the nonzeros exceed the 32-bit index type.
 template <scalar T, layout Layout>
 csr<T, gpu> dense_to_csr(const dense<T, gpu, Layout>& d);
