@@ -26,6 +26,13 @@ constexpr void require_spade_scalar() {
                 "e.g. m.cast<double>()");
 }
 
+inline void require_index_extents(Eigen::Index rows, Eigen::Index cols) {
+  constexpr auto index_max = std::numeric_limits<index_t>::max();
+  if (rows > index_max || cols > index_max)
+    throw invalid_matrix("from_eigen: a " + std::to_string(rows) + "x" + std::to_string(cols) +
+                         " matrix exceeds 32-bit indices");
+}
+
 template <class M>
 decltype(auto) on_host(const M& a) {
   if constexpr (std::is_same_v<typename M::space_type, cpu>)
@@ -44,13 +51,10 @@ template <class Derived>
 csr<typename Derived::Scalar, cpu> from_eigen(const Eigen::SparseMatrixBase<Derived>& e) {
   using T = typename Derived::Scalar;
   detail::require_spade_scalar<T>();
-  constexpr auto index_max = std::numeric_limits<index_t>::max();
-  if (e.rows() > index_max || e.cols() > index_max)
-    throw invalid_matrix("from_eigen: a " + std::to_string(e.rows()) + "x" +
-                         std::to_string(e.cols()) + " matrix exceeds 32-bit indices");
+  detail::require_index_extents(e.rows(), e.cols());
   Eigen::SparseMatrix<T, Eigen::RowMajor, long long> rowwise = e.derived();
   rowwise.makeCompressed();
-  if (rowwise.nonZeros() > index_max)
+  if (rowwise.nonZeros() > std::numeric_limits<index_t>::max())
     throw invalid_matrix("from_eigen: " + std::to_string(rowwise.nonZeros()) +
                          " entries exceed 32-bit indices");
   const auto rows = static_cast<index_t>(rowwise.rows());
@@ -71,10 +75,7 @@ template <class Derived>
 auto from_eigen(const Eigen::DenseBase<Derived>& e) {
   using T = typename Derived::Scalar;
   detail::require_spade_scalar<T>();
-  constexpr auto index_max = std::numeric_limits<index_t>::max();
-  if (e.rows() > index_max || e.cols() > index_max)
-    throw invalid_matrix("from_eigen: a " + std::to_string(e.rows()) + "x" +
-                         std::to_string(e.cols()) + " matrix exceeds 32-bit indices");
+  detail::require_index_extents(e.rows(), e.cols());
   if constexpr (Derived::ColsAtCompileTime == 1) {
     std::vector<T> values(static_cast<std::size_t>(e.rows()));
     Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(values.data(), e.rows()) = e.derived();
