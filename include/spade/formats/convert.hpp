@@ -3,6 +3,7 @@
 
 #include <type_traits>
 
+#include "spade/core/conversion_cache.hpp"
 #include "spade/cpu/convert.hpp"
 #include "spade/device/convert.hpp"
 #include "spade/formats/traits.hpp"
@@ -22,6 +23,9 @@ To convert_between(const From& a) {
                 "spade::convert: converts within one space; use spade::to_gpu / spade::to_cpu "
                 "to move between spaces");
   constexpr bool on_cpu = std::is_same_v<S, cpu>;
+  if constexpr (!std::is_same_v<To, From> &&
+                !(is_coo_v<From> && is_dense_v<To>)&&!(is_dense_v<From> && is_coo_v<To>))
+    ++conversion_counter();  // two-hop conversions count each hop below
   if constexpr (std::is_same_v<To, From>) {
     return a;
   } else if constexpr (is_csr_v<From> && is_coo_v<To>) {

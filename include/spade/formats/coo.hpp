@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "spade/core/conversion_cache.hpp"
+#include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
 #include "spade/core/storage.hpp"
@@ -23,6 +25,16 @@ class coo {
   using space_type = Space;
 
   coo() = default;
+  /// Evaluates an expression (spade/eval): `spade::coo<T> r = A * B;`.
+  template <expression E>
+  coo(const E& e) {
+    assign_expression(*this, e);
+  }
+  template <expression E>
+  coo& operator=(const E& e) {
+    assign_expression(*this, e);
+    return *this;
+  }
   /// A rows × cols matrix with no entries.
   coo(index_t rows, index_t cols) : coo(rows, cols, {}, {}, {}) {}
   /// From host arrays (uploaded for a gpu matrix); throws invalid_matrix naming the first
@@ -53,7 +65,14 @@ class coo {
   const storage<index_t, Space>& row_idx() const noexcept { return row_idx_; }
   const storage<index_t, Space>& col_idx() const noexcept { return col_idx_; }
   const storage<T, Space>& values() const noexcept { return values_; }
-  storage<T, Space>& values() noexcept { return values_; }
+  /// Writable values; clears the conversions cached from this object.
+  storage<T, Space>& values() noexcept {
+    cache_.clear();
+    return values_;
+  }
+
+  /// Conversions and transposed copies the planner derived from this object.
+  conversion_cache& cache() const noexcept { return cache_; }
 
  private:
   index_t rows_ = 0;
@@ -61,6 +80,7 @@ class coo {
   storage<index_t, Space> row_idx_;
   storage<index_t, Space> col_idx_;
   storage<T, Space> values_;
+  mutable conversion_cache cache_;
 };
 
 }  // namespace spade

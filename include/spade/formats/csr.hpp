@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "spade/core/conversion_cache.hpp"
+#include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
 #include "spade/core/storage.hpp"
@@ -23,6 +25,16 @@ class csr {
   using space_type = Space;
 
   csr() = default;
+  /// Evaluates an expression (spade/eval): `spade::csr<T> r = A * B;`.
+  template <expression E>
+  csr(const E& e) {
+    assign_expression(*this, e);
+  }
+  template <expression E>
+  csr& operator=(const E& e) {
+    assign_expression(*this, e);
+    return *this;
+  }
   /// A rows × cols matrix with no entries.
   csr(index_t rows, index_t cols)
       : csr(rows, cols, std::vector<index_t>(static_cast<std::size_t>(rows < 0 ? 0 : rows) + 1, 0),
@@ -60,7 +72,14 @@ class csr {
   const storage<index_t, Space>& col_idx() const noexcept { return col_idx_; }
   const storage<T, Space>& values() const noexcept { return values_; }
   /// Values may be changed in place; the pattern may not.
-  storage<T, Space>& values() noexcept { return values_; }
+  /// Writable values; clears the conversions cached from this object.
+  storage<T, Space>& values() noexcept {
+    cache_.clear();
+    return values_;
+  }
+
+  /// Conversions and transposed copies the planner derived from this object.
+  conversion_cache& cache() const noexcept { return cache_; }
 
  private:
   index_t rows_ = 0;
@@ -68,6 +87,7 @@ class csr {
   storage<index_t, Space> row_ptr_;
   storage<index_t, Space> col_idx_;
   storage<T, Space> values_;
+  mutable conversion_cache cache_;
 };
 
 }  // namespace spade

@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "spade/core/conversion_cache.hpp"
 #include "spade/core/error.hpp"
+#include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
 #include "spade/core/storage.hpp"
@@ -23,6 +25,16 @@ class dense {
   using layout_type = Layout;
 
   dense() = default;
+  /// Evaluates an expression (spade/eval): `spade::dense<T> r = A * B;`.
+  template <expression E>
+  dense(const E& e) {
+    assign_expression(*this, e);
+  }
+  template <expression E>
+  dense& operator=(const E& e) {
+    assign_expression(*this, e);
+    return *this;
+  }
   /// A zero-filled rows × cols matrix. Throws invalid_matrix on a negative size.
   dense(index_t rows, index_t cols) : dense(unchecked, rows, cols, make_zeroed(rows, cols)) {}
   /// Takes `values` in Layout order; throws invalid_matrix unless it holds rows × cols.
@@ -53,18 +65,29 @@ class dense {
                                              : static_cast<std::size_t>(j) * rows_ + i;
   }
 
-  T* data() noexcept { return values_.data(); }
+  T* data() noexcept {
+    cache_.clear();
+    return values_.data();
+  }
   const T* data() const noexcept { return values_.data(); }
-  storage<T, Space>& values() noexcept { return values_; }
+  /// Writable values; clears the conversions cached from this object.
+  storage<T, Space>& values() noexcept {
+    cache_.clear();
+    return values_;
+  }
   const storage<T, Space>& values() const noexcept { return values_; }
 
   /// Element access, cpu only.
   T& operator()(index_t i, index_t j) requires std::is_same_v<Space, cpu> {
+    cache_.clear();
     return values_[offset(i, j)];
   }
   const T& operator()(index_t i, index_t j) const requires std::is_same_v<Space, cpu> {
     return values_[offset(i, j)];
   }
+
+  /// Conversions and transposed copies the planner derived from this object.
+  conversion_cache& cache() const noexcept { return cache_; }
 
  private:
   static index_t checked_extent(index_t n, const char* what) {
@@ -88,6 +111,7 @@ class dense {
   index_t rows_ = 0;
   index_t cols_ = 0;
   storage<T, Space> values_;
+  mutable conversion_cache cache_;
 };
 
 }  // namespace spade

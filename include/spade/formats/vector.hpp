@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "spade/core/conversion_cache.hpp"
 #include "spade/core/error.hpp"
+#include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
 #include "spade/core/storage.hpp"
@@ -21,6 +23,16 @@ class vector {
   using space_type = Space;
 
   vector() = default;
+  /// Evaluates an expression (spade/eval): `spade::vector<T> r = A * B;`.
+  template <expression E>
+  vector(const E& e) {
+    assign_expression(*this, e);
+  }
+  template <expression E>
+  vector& operator=(const E& e) {
+    assign_expression(*this, e);
+    return *this;
+  }
   /// n zeros. Throws invalid_matrix on a negative size.
   explicit vector(index_t n) : n_(checked(n)) {
     if constexpr (std::is_same_v<Space, cpu>) {
@@ -35,23 +47,35 @@ class vector {
       : n_(checked_count(values.size())), values_(std::move(values)) {}
 
   index_t size() const noexcept { return n_; }
-  T* data() noexcept { return values_.data(); }
+  T* data() noexcept {
+    cache_.clear();
+    return values_.data();
+  }
   const T* data() const noexcept { return values_.data(); }
-  storage<T, Space>& values() noexcept { return values_; }
+  /// Writable values; clears the conversions cached from this object.
+  storage<T, Space>& values() noexcept {
+    cache_.clear();
+    return values_;
+  }
   const storage<T, Space>& values() const noexcept { return values_; }
 
   T& operator[](index_t i) requires std::is_same_v<Space, cpu> {
+    cache_.clear();
     return values_[static_cast<std::size_t>(i)];
   }
   const T& operator[](index_t i) const requires std::is_same_v<Space, cpu> {
     return values_[static_cast<std::size_t>(i)];
   }
   T& operator()(index_t i) requires std::is_same_v<Space, cpu> {
+    cache_.clear();
     return values_[static_cast<std::size_t>(i)];
   }
   const T& operator()(index_t i) const requires std::is_same_v<Space, cpu> {
     return values_[static_cast<std::size_t>(i)];
   }
+
+  /// Conversions and transposed copies the planner derived from this object.
+  conversion_cache& cache() const noexcept { return cache_; }
 
  private:
   static index_t checked(index_t n) {
@@ -67,6 +91,7 @@ class vector {
 
   index_t n_ = 0;
   storage<T, Space> values_;
+  mutable conversion_cache cache_;
 };
 
 }  // namespace spade

@@ -1,0 +1,81 @@
+// Declarations of the cuBLAS / cuSPARSE calls (and small kernels of ours) defined in lib/vendor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "spade/formats/csr.hpp"
+#include "spade/formats/dense.hpp"
+#include "spade/formats/vector.hpp"
+
+/// Every function runs on the context that owns its operands (default_context() for empty
+/// ones), is asynchronous with respect to the host unless it says otherwise, and throws
+/// spade::cuda_error naming the failing library call. Shapes are the caller's responsibility
+/// (the evaluator checks them and throws dimension_mismatch first); each function still checks
+/// them with SPADE_ASSERT-level cost (a comparison) and throws dimension_mismatch.
+namespace spade::device {
+
+/// op(X): X itself or its transpose.
+enum class operation { none, transpose };
+
+/// cuSPARSE SpMV / SpMM algorithm choices (CUSPARSE_SPMV_CSR_ALG1/2, CUSPARSE_SPMM_CSR_ALG1/2/3).
+enum class spmv_algorithm { csr_alg1, csr_alg2 };
+enum class spmm_algorithm { csr_alg1, csr_alg2, csr_alg3 };
+
+/// C = alpha·op(A)·op(B) + beta·C with cuBLAS GEMM; any layouts, no copies (row-major operands
+/// are handled by transposition identities). beta = 0 ignores C's contents (NaN included).
+template <scalar T, layout LA, layout LB, layout LC>
+void gemm(T alpha, const dense<T, gpu, LA>& a, operation op_a, const dense<T, gpu, LB>& b,
+          operation op_b, T beta, dense<T, gpu, LC>& c);
+
+/// y = alpha·op(A)·x + beta·y with cuBLAS GEMV.
+template <scalar T, layout L>
+void gemv(T alpha, const dense<T, gpu, L>& a, operation op_a, const vector<T, gpu>& x, T beta,
+          vector<T, gpu>& y);
+
+/// y = alpha·op(A)·x + beta·y with cusparseSpMV on CSR. The workspace comes from the pool.
+template <scalar T>
+void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x, T beta,
+          vector<T, gpu>& y, spmv_algorithm algorithm = spmv_algorithm::csr_alg2);
+
+/// C = alpha·op(A)·B + beta·C with cusparseSpMM on CSR; B and C dense in any layout.
+/// ALG2/ALG3 run cusparseSpMM_preprocess first.
+template <scalar T, layout LB, layout LC>
+void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>& b, T beta,
+          dense<T, gpu, LC>& c, spmm_algorithm algorithm = spmm_algorithm::csr_alg2);
+
+/// C = A·B (both CSR, sorted) with cusparseSpGEMM (reuse variant when available); the handle
+/// is the context's. Synchronises to learn nnz(C). Throws out_of_memory when the workspace
+/// does not fit.
+template <scalar T>
+csr<T, gpu> spgemm(const csr<T, gpu>& a, const csr<T, gpu>& b);
+
+/// C = alpha·A + beta·B for CSR of equal shape (cusparse csrgeam2). Synchronises for nnz(C).
+template <scalar T>
+csr<T, gpu> csr_add(T alpha, const csr<T, gpu>& a, T beta, const csr<T, gpu>& b);
+
+/// C = alpha·op(A) + beta·op(B) with cuBLAS GEAM (C may alias A or B when op is none).
+template <scalar T, layout L>
+void geam(T alpha, const dense<T, gpu, L>& a, operation op_a, T beta, const dense<T, gpu, L>& b,
+          operation op_b, dense<T, gpu, L>& c);
+
+/// z = a·x + b·y in one kernel of ours (z may alias x or y).
+template <scalar T>
+void axpby(T a, const vector<T, gpu>& x, T b, const vector<T, gpu>& y, vector<T, gpu>& z);
+
+/// x·y and ‖x‖₂ with cuBLAS; synchronous (the scalar is returned to the host).
+template <scalar T>
+T dot(const vector<T, gpu>& x, const vector<T, gpu>& y);
+template <scalar T>
+T nrm2(const vector<T, gpu>& x);
+
+/// Aᵀ as CSR (cusparseCsr2cscEx2): the cached transposed copy the planner uses when an
+/// operation flag is not supported or slower.
+template <scalar T>
+csr<T, gpu> transpose(const csr<T, gpu>& a);
+
+/// X·s for every element, in place (cuBLAS SCAL); used for scaled sparse results.
+template <scalar T>
+void scale(T s, T* d_values, std::int64_t count);
+
+}  // namespace spade::device

@@ -1,0 +1,318 @@
+// Evaluation of expressions: assignment, eval, eval<K>, fused α/β forms, aliasing, reference.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spade/eval/operands.hpp"
+#include "spade/eval/run_kernel.hpp"
+#include "spade/eval/select.hpp"
+#include "spade/expr/operators.hpp"
+#include "spade/formats/transfer.hpp"
+#include "spade/plan/rule_table.hpp"
+
+namespace spade {
+
+namespace detail {
+
+template <class Forced, class Dest, class E>
+void evaluate_into(Dest& dest, const E& e, typename Dest::value_type alpha,
+                   typename Dest::value_type beta);
+
+template <class Forced, class Dest, class L, class R>
+void evaluate_product(Dest& dest, const expr::product<L, R>& e, typename Dest::value_type alpha,
+                      typename Dest::value_type beta) {
+  using T = typename Dest::value_type;
+  using plan_type = plan_of<expr::product<L, R>>;
+  with_operand(e.lhs, [&](const auto& a, bool ta, T sa) {
+    return with_operand(e.rhs, [&](const auto& b, bool tb, T sb) {
+      const T scale = alpha * sa * sb;
+      select_candidate<typename plan_type::rule, Forced>(
+          typename plan_type::candidates{}, a, b, [&](auto candidate) {
+            using C = decltype(candidate);
+            const auto& a2 = apply_steps<plan::lhs>(a, typename C::conversions{});
+            const auto& b2 = apply_steps<plan::rhs>(b, typename C::conversions{});
+            if constexpr (sparse_matrix<Dest>) {
+              dest = run_sparse_product(typename C::kernel{}, scale, a2, ta, b2, tb);
+            } else {
+              shape_destination(dest, e.rows(), e.cols());
+              run_product(typename C::kernel{}, scale, a2, ta, b2, tb, beta, dest);
+            }
+          });
+      return 0;
+    });
+  });
+}
+
+template <class Forced, class Dest, class L, class R>
+void evaluate_sum(Dest& dest, const expr::sum<L, R>& e, typename Dest::value_type alpha) {
+  using T = typename Dest::value_type;
+  using plan_type = plan_of<expr::sum<L, R>>;
+  with_operand(e.lhs, [&](const auto& x, bool tx, T sx) {
+    return with_operand(e.rhs, [&](const auto& y, bool ty, T sy) {
+      select_candidate<typename plan_type::rule, Forced>(
+          typename plan_type::candidates{}, x, y, [&](auto candidate) {
+            using C = decltype(candidate);
+            const auto& x2 = apply_steps<plan::lhs>(x, typename C::conversions{});
+            const auto& y2 = apply_steps<plan::rhs>(y, typename C::conversions{});
+            if constexpr (sparse_matrix<Dest>) {
+              dest = run_sparse_sum(typename C::kernel{}, alpha * sx, x2, tx, alpha * sy, y2, ty);
+            } else {
+              // GEAM and axpby read their inputs before writing: dest may be an operand.
+              shape_destination(dest, e.rows(), e.cols());
+              run_sum(typename C::kernel{}, alpha * sx, x2, tx, alpha * sy, y2, ty, dest);
+            }
+          });
+      return 0;
+    });
+  });
+}
+
+/// values *= s in place (cuBLAS SCAL on the gpu).
+template <class M>
+void scale_values(M& m, typename M::value_type s) {
+  using T = typename M::value_type;
+  if (s == T(1)) return;
+  auto& values = m.values();
+  if constexpr (std::is_same_v<typename M::space_type, gpu>) {
+    device::scale(s, values.data(), static_cast<std::int64_t>(values.size()));
+  } else {
+    for (auto& v : values)
+      v *= s;
+  }
+}
+
+/// dest (of the natural result type) = alpha · e, plus beta · dest for products (fused form).
+template <class Forced, class Dest, class E>
+void evaluate_into(Dest& dest, const E& e, typename Dest::value_type alpha,
+                   typename Dest::value_type beta) {
+  if constexpr (expr::is_product_v<E>) {
+    evaluate_product<Forced>(dest, e, alpha, beta);
+  } else if constexpr (expr::is_sum_v<E>) {
+    evaluate_sum<Forced>(dest, e, alpha);
+  } else if constexpr (expr::is_scaled_v<E>) {
+    evaluate_into<Forced>(dest, e.inner, alpha * e.factor, beta);
+  } else if constexpr (expr::is_transposed_v<E>) {
+    with_operand(e.inner, [&](const auto& m, bool transposed, typename Dest::value_type s) {
+      dest = transposed ? m : cached_transpose(m);
+      scale_values(dest, alpha * s);
+      return 0;
+    });
+  } else {
+    dest = e;
+    scale_values(dest, alpha);
+  }
+}
+
+/// Matches `a·(A·B) + b·X` (either order, either factor omitted) where X is a storage leaf of
+/// type Dest: the α/β form a single GEMM/GEMV/SpMM/SpMV call computes in place.
+template <class X>
+struct product_part {
+  static constexpr bool value = false;
+};
+template <class L, class R>
+struct product_part<expr::product<L, R>> {
+  static constexpr bool value = true;
+  template <class E>
+  static const auto& product(const E& e) {
+    return e;
+  }
+  template <class E>
+  static auto factor(const E&) {
+    return typename E::value_type(1);
+  }
+};
+template <class L, class R>
+struct product_part<expr::scaled<expr::product<L, R>>> {
+  static constexpr bool value = true;
+  template <class E>
+  static const auto& product(const E& e) {
+    return e.inner;
+  }
+  template <class E>
+  static auto factor(const E& e) {
+    return e.factor;
+  }
+};
+
+template <class Dest, class X>
+const Dest* addend_leaf(const X& x, typename Dest::value_type* factor) {
+  if constexpr (std::is_same_v<X, Dest>) {
+    *factor = 1;
+    return &x;
+  } else if constexpr (expr::is_scaled_v<X>) {
+    if constexpr (std::is_same_v<expr::bare_t<decltype(x.inner)>, Dest>) {
+      *factor = x.factor;
+      return &x.inner;
+    }
+  }
+  return nullptr;
+}
+
+/// Runs the fused form when `e` has it and its addend is `dest`; false otherwise.
+template <class Forced, class Dest, class E>
+bool try_fused(Dest& dest, const E& e) {
+  if constexpr (expr::is_sum_v<E> && !sparse_matrix<Dest>) {
+    using L = expr::bare_t<decltype(e.lhs)>;
+    using R = expr::bare_t<decltype(e.rhs)>;
+    typename Dest::value_type beta = 0;
+    if constexpr (product_part<L>::value) {
+      const Dest* leaf = addend_leaf<Dest>(e.rhs, &beta);
+      const auto& p = product_part<L>::product(e.lhs);
+      if (leaf == &dest && !refers_to(p, data_of(dest))) {
+        evaluate_product<Forced>(dest, p, product_part<L>::factor(e.lhs), beta);
+        return true;
+      }
+    }
+    if constexpr (product_part<R>::value) {
+      const Dest* leaf = addend_leaf<Dest>(e.lhs, &beta);
+      const auto& p = product_part<R>::product(e.rhs);
+      if (leaf == &dest && !refers_to(p, data_of(dest))) {
+        evaluate_product<Forced>(dest, p, product_part<R>::factor(e.rhs), beta);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+template <class Dest, class E>
+constexpr void check_assignable() {
+  using R = expr::result_t<E>;
+  static_assert(std::is_same_v<typename Dest::value_type, typename R::value_type>,
+                "spade: assignment: the destination's scalar type differs from the "
+                "expression's; convert explicitly");
+  static_assert(std::is_same_v<typename Dest::space_type, typename R::space_type>,
+                "spade: assignment: the destination lives in another space than the "
+                "expression; use spade::to_gpu / spade::to_cpu on the result");
+  static_assert(is_vector_v<Dest> == is_vector_v<R>,
+                "spade: assignment: a vector expression goes into a spade::vector, a matrix "
+                "expression into a matrix");
+}
+
+template <class Forced, class Dest, class E>
+void assign(Dest& dest, const E& e) {
+  using R = expr::result_t<E>;
+  check_assignable<Dest, E>();
+  if (try_fused<Forced>(dest, e)) return;
+  if constexpr (std::is_same_v<Dest, R>) {
+    if (!refers_to(e, data_of(dest))) {
+      evaluate_into<Forced>(dest, e, typename R::value_type(1), typename R::value_type(0));
+      return;
+    }
+  }
+  // Aliasing (C = C·A) or a destination of another format: through a temporary.
+  R temporary;
+  evaluate_into<Forced>(temporary, e, typename R::value_type(1), typename R::value_type(0));
+  if constexpr (std::is_same_v<Dest, R>) {
+    dest = std::move(temporary);
+  } else {
+    dest = convert<Dest>(temporary);
+  }
+}
+
+}  // namespace detail
+
+/// Evaluates `e` into `dest` (what `dest = e` and `Dest dest = e` call). Storage is reused
+/// when the shape fits; `C = a*(A*B) + b*C` and `y = a*(A*x) + b*y` are one kernel call; an
+/// expression that reads `dest` goes through a temporary.
+template <class Dest, expression E>
+void assign_expression(Dest& dest, const E& e) {
+  detail::assign<void>(dest, e);
+}
+
+/// Evaluates `e` into its natural result type (a storage type evaluates to a copy of itself).
+template <class E>
+expr::result_t<E> eval(const E& e) {
+  expr::result_t<E> result;
+  if constexpr (matrix_or_vector<E>) {
+    result = e;
+  } else {
+    detail::assign<void>(result, e);
+  }
+  return result;
+}
+
+/// Evaluates `e` with kernel K for its top node (a tag of spade::kernels); nested nodes are
+/// planned as usual. A K that cannot compute `e` is a compile error.
+template <class K, class E>
+expr::result_t<E> eval(const E& e) {
+  static_assert(plan_of<E>::template has_kernel<K>,
+                "spade::eval<K>: kernel K cannot compute this expression's top node; "
+                "spade::plan_of<decltype(e)>::candidates lists the kernels that can");
+  expr::result_t<E> result;
+  detail::assign<K>(result, e);
+  return result;
+}
+
+namespace detail {
+
+template <class E>
+auto host_tree(const E& e) {
+  if constexpr (matrix_or_vector<E>) {
+    return to_cpu(e);
+  } else if constexpr (expr::is_product_v<E> || expr::is_sum_v<E>) {
+    auto l = host_tree(e.lhs);
+    auto r = host_tree(e.rhs);
+    using node = std::conditional_t<expr::is_product_v<E>, expr::product<decltype(l), decltype(r)>,
+                                    expr::sum<decltype(l), decltype(r)>>;
+    return node(std::move(l), std::move(r));
+  } else if constexpr (expr::is_scaled_v<E>) {
+    auto inner = host_tree(e.inner);
+    return expr::scaled<decltype(inner)>(e.factor, std::move(inner));
+  } else {
+    auto inner = host_tree(e.inner);
+    return expr::transposed<decltype(inner)>(std::move(inner));
+  }
+}
+
+}  // namespace detail
+
+/// Evaluates `e` on the host with Eigen (gpu operands are copied to the host first) and
+/// returns the cpu result: the reference every GPU result is checked against.
+template <class E>
+auto reference(const E& e) {
+  return eval(detail::host_tree(e));
+}
+
+/// xᵀ·y (evaluating expression operands first); synchronous.
+template <expr::operand X, expr::operand Y>
+auto dot(const X& x, const Y& y) {
+  using RX = expr::result_t<X>;
+  using RY = expr::result_t<Y>;
+  static_assert(is_vector_v<RX> && is_vector_v<RY>, "spade::dot: both operands must be vectors");
+  static_assert(std::is_same_v<RX, RY>,
+                "spade::dot: the vectors differ in scalar type or space; convert or move one");
+  using T = typename RX::value_type;
+  return detail::with_operand(x, [&](const auto& u, bool, T su) {
+    return detail::with_operand(y, [&](const auto& v, bool, T sv) {
+      if (u.size() != v.size())
+        throw dimension_mismatch("dot: sizes " + std::to_string(u.size()) + " and " +
+                                 std::to_string(v.size()) + " differ");
+      if constexpr (std::is_same_v<typename RX::space_type, gpu>) {
+        return su * sv * device::dot(u, v);
+      } else {
+        return su * sv * host::eigen_view(u).dot(host::eigen_view(v));
+      }
+    });
+  });
+}
+
+/// ‖x‖₂ (evaluating an expression operand first); synchronous.
+template <expr::operand X>
+auto norm(const X& x) {
+  using RX = expr::result_t<X>;
+  static_assert(is_vector_v<RX>, "spade::norm: the operand must be a vector");
+  using T = typename RX::value_type;
+  return detail::with_operand(x, [&](const auto& u, bool, T s) {
+    const T magnitude = s < T(0) ? -s : s;
+    if constexpr (std::is_same_v<typename RX::space_type, gpu>) {
+      return magnitude * device::nrm2(u);
+    } else {
+      return magnitude * host::eigen_view(u).norm();
+    }
+  });
+}
+
+}  // namespace spade

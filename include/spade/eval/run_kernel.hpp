@@ -1,0 +1,100 @@
+// One function per kernel tag: runs it on storage operands that already have the formats the
+// plan's conversion steps produced.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spade/cpu/evaluate.hpp"
+#include "spade/device/vendor.hpp"
+#include "spade/eval/operands.hpp"
+#include "spade/plan/kernels.hpp"
+
+namespace spade::detail {
+
+inline device::operation op(bool transposed) {
+  return transposed ? device::operation::transpose : device::operation::none;
+}
+
+/// Makes `dest` a rows × cols object of its own type, keeping its storage when the shape
+/// already fits (its contents then matter only when beta != 0).
+template <class Dest>
+void shape_destination(Dest& dest, index_t rows, index_t cols) {
+  using T = typename Dest::value_type;
+  using S = typename Dest::space_type;
+  if constexpr (is_vector_v<Dest>) {
+    if (dest.size() != rows) dest = Dest(storage<T, S>(static_cast<std::size_t>(rows)));
+  } else {
+    if (dest.rows() != rows || dest.cols() != cols)
+      dest = Dest(unchecked, rows, cols,
+                  storage<T, S>(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)));
+  }
+}
+
+/// Products whose result is dense or a vector: dest = alpha·op(A)·op(B) + beta·dest.
+template <class Kernel, class A, class B, class Dest, class T>
+void run_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
+  if constexpr (std::is_same_v<Kernel, kernels::eigen_product>) {
+    if constexpr (is_coo_v<A> || is_coo_v<B>) {
+      static_assert(sizeof(A) == 0, "spade: internal: eigen_product needs csr operands");
+    } else {
+      host::product_into(alpha, a, ta, b, tb, beta, dest);
+    }
+  } else if constexpr (std::is_same_v<Kernel, kernels::cublas_gemm>) {
+    if (!tb) {
+      device::gemm(alpha, a, op(ta), b, device::operation::none, beta, dest);
+    } else {
+      device::gemm(alpha, a, op(ta), b, device::operation::transpose, beta, dest);
+    }
+  } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>) {
+    // SpMM has no op flag for the dense operand: a transposed one is a cached copy.
+    device::spmm(alpha, a, op(ta), tb ? cached_transpose(b) : b, beta, dest);
+  } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmv>) {
+    device::spmv(alpha, a, op(ta), b, beta, dest);
+  } else if constexpr (std::is_same_v<Kernel, kernels::cublas_gemv>) {
+    device::gemv(alpha, a, op(ta), b, beta, dest);
+  } else {
+    static_assert(sizeof(Kernel) == 0, "spade: internal: no dense-result runner for this kernel");
+  }
+}
+
+/// Products whose result is sparse: alpha·op(A)·op(B) as csr.
+template <class Kernel, class A, class B, class T>
+auto run_sparse_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb) {
+  if constexpr (std::is_same_v<Kernel, kernels::eigen_product>) {
+    return host::sparse_product(alpha, a, ta, b, tb);
+  } else {
+    static_assert(std::is_same_v<Kernel, kernels::cusparse_spgemm>);
+    // cuSPARSE SpGEMM supports no transposes: transposed operands are cached copies.
+    auto c = device::spgemm(ta ? cached_transpose(a) : a, tb ? cached_transpose(b) : b);
+    if (alpha != T(1)) device::scale(alpha, c.values().data(), c.nnz());
+    return c;
+  }
+}
+
+/// Sums with a dense or vector result: dest = a·op(X) + b·op(Y).
+template <class Kernel, class X, class Y, class Dest, class T>
+void run_sum(Kernel, T a, const X& x, bool tx, T b, const Y& y, bool ty, Dest& dest) {
+  if constexpr (std::is_same_v<Kernel, kernels::eigen_sum>) {
+    host::sum_into(a, x, tx, b, y, ty, dest);
+  } else if constexpr (std::is_same_v<Kernel, kernels::cublas_geam>) {
+    device::geam(a, x, op(tx), b, y, op(ty), dest);
+  } else {
+    static_assert(std::is_same_v<Kernel, kernels::spade_axpby>);
+    device::axpby(a, x, b, y, dest);
+  }
+}
+
+/// Sums with a sparse result: a·op(X) + b·op(Y) as csr.
+template <class Kernel, class X, class Y, class T>
+auto run_sparse_sum(Kernel, T a, const X& x, bool tx, T b, const Y& y, bool ty) {
+  if constexpr (std::is_same_v<Kernel, kernels::eigen_sum>) {
+    return host::sparse_sum(a, tx ? cached_transpose(x) : x, b, ty ? cached_transpose(y) : y);
+  } else {
+    static_assert(std::is_same_v<Kernel, kernels::cusparse_csr_add>);
+    return device::csr_add(a, tx ? cached_transpose(x) : x, b, ty ? cached_transpose(y) : y);
+  }
+}
+
+}  // namespace spade::detail

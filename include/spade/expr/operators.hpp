@@ -1,0 +1,141 @@
+// The operators that build expressions: A * B, A + B, A - B, s * A, A * s, -A, transpose(A).
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "spade/expr/nodes.hpp"
+#include "spade/expr/result.hpp"
+
+namespace spade {
+
+namespace expr::detail {
+
+// Instantiated only for a rejected pairing: its template arguments name both operand types in
+// the compiler's "required from" line under the message.
+template <class Lhs, class Rhs>
+struct no_product_rule {
+  static_assert(sizeof(Lhs) == 0,
+                "spade: operator*: no planner rule multiplies these two operand types (named in "
+                "this template's arguments); docs/planner.md lists every supported pairing");
+  using type = unsupported;
+};
+template <class Lhs, class Rhs>
+struct no_sum_rule {
+  static_assert(sizeof(Lhs) == 0,
+                "spade: operator+/-: no planner rule adds these two operand types (named in this "
+                "template's arguments): both must be dense, both sparse, or both vectors");
+  using type = unsupported;
+};
+
+template <class A, class B>
+constexpr bool same_space = std::is_same_v<typename A::space_type, typename B::space_type>;
+template <class A, class B>
+constexpr bool same_scalar = std::is_same_v<typename A::value_type, typename B::value_type>;
+
+}  // namespace expr::detail
+
+/// A · B, lazily. Throws dimension_mismatch when A.cols() != B.rows().
+template <expr::operand L, expr::operand R>
+auto operator*(L&& lhs, R&& rhs) {
+  using A = expr::bare_t<L>;
+  using B = expr::bare_t<R>;
+  if constexpr (!expr::detail::same_space<A, B>) {
+    static_assert(expr::detail::same_space<A, B>,
+                  "spade: operator*: the operands live in different spaces (one cpu, one gpu); "
+                  "move one with spade::to_gpu or spade::to_cpu first");
+    return expr::unsupported{};
+  } else if constexpr (!expr::detail::same_scalar<A, B>) {
+    static_assert(expr::detail::same_scalar<A, B>,
+                  "spade: operator*: the operands have different scalar types (float and "
+                  "double); convert one explicitly, Spade never mixes precisions silently");
+    return expr::unsupported{};
+  } else if constexpr (std::is_same_v<typename expr::product_result<expr::result_t<A>,
+                                                                    expr::result_t<B>>::type,
+                                      expr::unsupported>) {
+    return typename expr::detail::no_product_rule<expr::result_t<A>, expr::result_t<B>>::type{};
+  } else {
+    return expr::product<expr::stored_t<L>, expr::stored_t<R>>(std::forward<L>(lhs),
+                                                               std::forward<R>(rhs));
+  }
+}
+
+/// A + B, lazily. Throws dimension_mismatch unless the shapes are equal.
+template <expr::operand L, expr::operand R>
+auto operator+(L&& lhs, R&& rhs) {
+  using A = expr::bare_t<L>;
+  using B = expr::bare_t<R>;
+  if constexpr (!expr::detail::same_space<A, B>) {
+    static_assert(expr::detail::same_space<A, B>,
+                  "spade: operator+/-: the operands live in different spaces (one cpu, one gpu); "
+                  "move one with spade::to_gpu or spade::to_cpu first");
+    return expr::unsupported{};
+  } else if constexpr (!expr::detail::same_scalar<A, B>) {
+    static_assert(expr::detail::same_scalar<A, B>,
+                  "spade: operator+/-: the operands have different scalar types (float and "
+                  "double); convert one explicitly, Spade never mixes precisions silently");
+    return expr::unsupported{};
+  } else if constexpr (std::is_same_v<
+                           typename expr::sum_result<expr::result_t<A>, expr::result_t<B>>::type,
+                           expr::unsupported>) {
+    return typename expr::detail::no_sum_rule<expr::result_t<A>, expr::result_t<B>>::type{};
+  } else {
+    return expr::sum<expr::stored_t<L>, expr::stored_t<R>>(std::forward<L>(lhs),
+                                                           std::forward<R>(rhs));
+  }
+}
+
+/// s · A, lazily; s · (t · A) folds into (s·t) · A.
+template <expr::operand E>
+auto operator*(typename expr::bare_t<E>::value_type s, E&& e) {
+  using X = expr::bare_t<E>;
+  if constexpr (expr::is_scaled_v<X>) {
+    using inner_stored = decltype(X::inner);
+    if constexpr (std::is_lvalue_reference_v<E>) {
+      return expr::scaled<inner_stored>(s * e.factor, e.inner);
+    } else {
+      return expr::scaled<inner_stored>(s * e.factor, std::move(e.inner));
+    }
+  } else {
+    return expr::scaled<expr::stored_t<E>>(s, std::forward<E>(e));
+  }
+}
+
+/// A · s, lazily.
+template <expr::operand E>
+auto operator*(E&& e, typename expr::bare_t<E>::value_type s) {
+  return s * std::forward<E>(e);
+}
+
+/// −A, lazily.
+template <expr::operand E>
+auto operator-(E&& e) {
+  return typename expr::bare_t<E>::value_type(-1) * std::forward<E>(e);
+}
+
+/// A − B, lazily: A + (−1)·B, so fused forms see one shape of node.
+template <expr::operand L, expr::operand R>
+auto operator-(L&& lhs, R&& rhs) {
+  using B = expr::bare_t<R>;
+  if constexpr (!expr::detail::same_scalar<expr::bare_t<L>, B>) {
+    return std::forward<L>(lhs) + std::forward<R>(rhs);  // reports the mismatch once
+  } else {
+    return std::forward<L>(lhs) + (typename B::value_type(-1) * std::forward<R>(rhs));
+  }
+}
+
+/// Aᵀ, lazily.
+template <expr::operand E>
+auto transpose(E&& e) {
+  using X = expr::bare_t<E>;
+  if constexpr (is_vector_v<expr::result_t<X>>) {
+    static_assert(!is_vector_v<expr::result_t<X>>,
+                  "spade::transpose: vectors are columns and have no transpose here; use "
+                  "spade::dot(x, y) for xᵀ·y");
+    return expr::unsupported{};
+  } else {
+    return expr::transposed<expr::stored_t<E>>(std::forward<E>(e));
+  }
+}
+
+}  // namespace spade

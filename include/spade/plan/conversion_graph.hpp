@@ -1,0 +1,86 @@
+// The graph of implemented format conversions and its cheapest paths, found at compile time.
+#pragma once
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
+
+#include <array>
+#include <type_traits>
+
+#include "spade/formats/coo.hpp"
+#include "spade/formats/csr.hpp"
+#include "spade/formats/dense.hpp"
+#include "spade/formats/traits.hpp"
+#include "spade/plan/steps.hpp"
+
+namespace spade::plan {
+
+namespace hana = boost::hana;
+
+/// The nodes of the graph for one scalar and space, in id order.
+template <class T, class S>
+constexpr auto format_nodes =
+    hana::tuple_t<coo<T, S>, csr<T, S>, dense<T, S, row_major>, dense<T, S, col_major>>;
+inline constexpr int format_node_count = 4;
+
+template <class M>
+constexpr int format_id() {
+  if constexpr (is_coo_v<M>)
+    return 0;
+  else if constexpr (is_csr_v<M>)
+    return 1;
+  else if constexpr (is_dense_v<M> && std::is_same_v<typename M::layout_type, row_major>)
+    return 2;
+  else if constexpr (is_dense_v<M>)
+    return 3;
+  else
+    return -1;
+}
+
+/// Relative cost of each implemented conversion, in passes over the data (cuts ties toward
+/// fewer steps); 0 on the diagonal, `none` where no direct conversion exists.
+inline constexpr int none = 1 << 20;
+inline constexpr std::array<std::array<int, format_node_count>, format_node_count> edge_cost{{
+    //  coo   csr   dense_row  dense_col
+    {0, 3, none, none},  // coo: sort by (row, col) + reduce repeats
+    {1, 0, 2, 2},        // csr: expand row pointers; scatter into zeros
+    {none, 2, 0, 1},     // dense_row: count + fill; transpose
+    {none, 3, 1, 0},     // dense_col: transpose + count + fill; transpose
+}};
+
+/// next_hop[a][b]: the first node after a on a cheapest path from a to b (Floyd–Warshall).
+inline constexpr auto next_hop = [] {
+  std::array<std::array<int, format_node_count>, format_node_count> dist = edge_cost, next{};
+  for (int a = 0; a < format_node_count; ++a)
+    for (int b = 0; b < format_node_count; ++b)
+      next[a][b] = dist[a][b] < none ? b : -1;
+  for (int via = 0; via < format_node_count; ++via)
+    for (int a = 0; a < format_node_count; ++a)
+      for (int b = 0; b < format_node_count; ++b)
+        if (dist[a][via] + dist[via][b] < dist[a][b]) {
+          dist[a][b] = dist[a][via] + dist[via][b];
+          next[a][b] = next[a][via];
+        }
+  return next;
+}();
+
+template <class T, class S, int From, int To, class Slot>
+struct path {
+  static constexpr int hop = next_hop[From][To];
+  static_assert(hop >= 0, "spade: no chain of implemented conversions joins these formats");
+  using hop_type = typename decltype(+hana::at_c<hop>(format_nodes<T, S>))::type;
+  using type = concat_t<steps<convert<Slot, hop_type>>, typename path<T, S, hop, To, Slot>::type>;
+};
+template <class T, class S, int Same, class Slot>
+struct path<T, S, Same, Same, Slot> {
+  using type = steps<>;
+};
+
+/// The conversion steps that turn operand `Slot` of storage type From into Target: none when
+/// they are equal, else a cheapest chain over implemented conversions.
+template <class Slot, class From, class Target>
+using conversion_path_t = typename path<typename From::value_type, typename From::space_type,
+                                        format_id<From>(), format_id<Target>(), Slot>::type;
+
+}  // namespace spade::plan

@@ -1,0 +1,53 @@
+// Kernel tags: the names plans, explain() and eval<K>() use for each way to compute a node.
+#pragma once
+
+#include "spade/core/space.hpp"
+
+namespace spade::kernels {
+
+// Eigen on the host: the cpu path and the reference for every GPU result.
+struct eigen_product {
+  static constexpr const char* name = "eigen_product";
+  using space = cpu;
+};
+struct eigen_sum {
+  static constexpr const char* name = "eigen_sum";
+  using space = cpu;
+};
+
+// Vendor libraries on the GPU.
+struct cublas_gemm {
+  static constexpr const char* name = "cublas_gemm";
+  using space = gpu;
+};
+struct cublas_gemv {
+  static constexpr const char* name = "cublas_gemv";
+  using space = gpu;
+};
+struct cublas_geam {
+  static constexpr const char* name = "cublas_geam";
+  using space = gpu;
+};
+struct cusparse_spmv {
+  static constexpr const char* name = "cusparse_spmv";
+  using space = gpu;
+};
+struct cusparse_spmm {
+  static constexpr const char* name = "cusparse_spmm";
+  using space = gpu;
+};
+struct cusparse_spgemm {
+  static constexpr const char* name = "cusparse_spgemm";
+  using space = gpu;
+};
+struct cusparse_csr_add {
+  static constexpr const char* name = "cusparse_csr_add";
+  using space = gpu;
+};
+// Ours: z = a·x + b·y in one pass.
+struct spade_axpby {
+  static constexpr const char* name = "spade_axpby";
+  using space = gpu;
+};
+
+}  // namespace spade::kernels

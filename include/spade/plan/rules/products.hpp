@@ -1,0 +1,96 @@
+// Product rules, one per operand pairing: which kernels can compute A·B and what they need.
+#pragma once
+
+#include <type_traits>
+
+#include "spade/formats/traits.hpp"
+#include "spade/plan/conversion_graph.hpp"
+#include "spade/plan/kernels.hpp"
+#include "spade/plan/steps.hpp"
+
+namespace spade::plan::rules {
+
+template <class A>
+constexpr bool on_gpu = std::is_same_v<typename A::space_type, gpu>;
+template <class A>
+using csr_of = csr<typename A::value_type, typename A::space_type>;
+template <class A>
+using dense_of = dense<typename A::value_type, typename A::space_type, row_major>;
+
+/// dense · dense → dense. cuBLAS GEMM takes either layout and op flag without copies.
+struct dense_times_dense {
+  static constexpr const char* name = "dense x dense";
+  template <class A, class B>
+  static constexpr bool matches = is_dense_v<A>&& is_dense_v<B>;
+  template <class A, class B>
+  using candidates =
+      std::conditional_t<on_gpu<A>, plan::candidates<candidate<kernels::cublas_gemm>>,
+                         plan::candidates<candidate<kernels::eigen_product>>>;
+};
+
+/// sparse · dense → dense. cuSPARSE SpMM on csr; above the density threshold the sparse
+/// operand is densified and cuBLAS GEMM wins (the crossover of ../shared/BENCHMARKS.md).
+struct sparse_times_dense {
+  static constexpr const char* name = "sparse x dense";
+  template <class A, class B>
+  static constexpr bool matches = sparse_matrix<A>&& is_dense_v<B>;
+  template <class A, class B>
+  using candidates = std::conditional_t<
+      on_gpu<A>,
+      plan::candidates<candidate<kernels::cusparse_spmm, conversion_path_t<lhs, A, csr_of<A>>>,
+                       candidate<kernels::cublas_gemm, conversion_path_t<lhs, A, dense_of<A>>>>,
+      plan::candidates<candidate<kernels::eigen_product, conversion_path_t<lhs, A, csr_of<A>>>>>;
+};
+
+/// dense · sparse → dense. For now the GPU densifies the sparse operand for cuBLAS GEMM; a
+/// cuSPARSE path through the transposition identity comes with the operand-view work.
+struct dense_times_sparse {
+  static constexpr const char* name = "dense x sparse";
+  template <class A, class B>
+  static constexpr bool matches = is_dense_v<A>&& sparse_matrix<B>;
+  template <class A, class B>
+  using candidates = std::conditional_t<
+      on_gpu<A>,
+      plan::candidates<candidate<kernels::cublas_gemm, conversion_path_t<rhs, B, dense_of<B>>>>,
+      plan::candidates<candidate<kernels::eigen_product, conversion_path_t<rhs, B, csr_of<B>>>>>;
+};
+
+/// sparse · vector → vector with cuSPARSE SpMV on csr.
+struct sparse_times_vector {
+  static constexpr const char* name = "sparse x vector";
+  template <class A, class B>
+  static constexpr bool matches = sparse_matrix<A>&& is_vector_v<B>;
+  template <class A, class B>
+  using candidates = std::conditional_t<
+      on_gpu<A>,
+      plan::candidates<candidate<kernels::cusparse_spmv, conversion_path_t<lhs, A, csr_of<A>>>>,
+      plan::candidates<candidate<kernels::eigen_product, conversion_path_t<lhs, A, csr_of<A>>>>>;
+};
+
+/// dense · vector → vector with cuBLAS GEMV.
+struct dense_times_vector {
+  static constexpr const char* name = "dense x vector";
+  template <class A, class B>
+  static constexpr bool matches = is_dense_v<A>&& is_vector_v<B>;
+  template <class A, class B>
+  using candidates =
+      std::conditional_t<on_gpu<A>, plan::candidates<candidate<kernels::cublas_gemv>>,
+                         plan::candidates<candidate<kernels::eigen_product>>>;
+};
+
+/// sparse · sparse → csr with cuSPARSE SpGEMM (both operands csr).
+struct sparse_times_sparse {
+  static constexpr const char* name = "sparse x sparse";
+  template <class A, class B>
+  static constexpr bool matches = sparse_matrix<A>&& sparse_matrix<B>;
+  template <class A, class B>
+  using steps_for =
+      concat_t<conversion_path_t<lhs, A, csr_of<A>>, conversion_path_t<rhs, B, csr_of<B>>>;
+  template <class A, class B>
+  using candidates =
+      std::conditional_t<on_gpu<A>,
+                         plan::candidates<candidate<kernels::cusparse_spgemm, steps_for<A, B>>>,
+                         plan::candidates<candidate<kernels::eigen_product, steps_for<A, B>>>>;
+};
+
+}  // namespace spade::plan::rules

@@ -1,0 +1,26 @@
+// The run-time thresholds that choose among a plan's compile-time candidates.
+#pragma once
+
+namespace spade {
+
+/// Defaults come from measurements (see docs/planner.md for each one's source); a program may
+/// change them at run time through spade::tuning(), and test builds lower them so every
+/// branch runs on small inputs.
+struct thresholds {
+  /// sparse × dense on the GPU: at or above this density the sparse operand is densified and
+  /// cuBLAS GEMM runs instead of cuSPARSE SpMM. ../shared/BENCHMARKS.md measured the crossover
+  /// at sparsity ≈ 0.92 (density 0.08) for square n = 14000, N = n on the H100.
+  double densify_density = 0.08;
+  /// ... but only when the densified operand stays below this many elements (memory).
+  double densify_max_elements = 4.0e8;
+};
+
+inline constexpr thresholds default_thresholds{};
+
+/// The thresholds in force (process-wide; not synchronised: set them before evaluating).
+inline thresholds& tuning() {
+  static thresholds current = default_thresholds;
+  return current;
+}
+
+}  // namespace spade
