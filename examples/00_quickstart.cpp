@@ -1,15 +1,51 @@
-// Quickstart: read a matrix, convert it on the GPU when there is one, hand the result to Eigen.
+// Quickstart: C = A * B and y = A * x on the GPU (on the CPU without one), the plan Spade made
+// for them, and a check against the Eigen reference.
 #include <iostream>
 #include <spade/spade.hpp>
+#include <type_traits>
+
+// A host matrix or vector, copied to the memory space the run uses.
+template <class Space, class M>
+auto to_space(const M& m) {
+  if constexpr (std::is_same_v<Space, spade::gpu>)
+    return spade::to_gpu(m);
+  else
+    return m;
+}
+
+// ‖result − expected‖ / ‖expected‖, on the host through Eigen (to_eigen takes either space).
+template <class R, class E>
+double relative_error(const R& result, const E& expected) {
+  const auto want = spade::to_eigen(expected);
+  return (spade::to_eigen(result) - want).norm() / want.norm();
+}
+
+// One function for both spaces: only the Space tag differs between the GPU and the CPU run.
+template <class Space>
+int run(const char* path) {
+  auto A = to_space<Space>(spade::read_matrix_market<double>(path));      // csr<double, Space>
+  auto B = to_space<Space>(spade::random_dense<double>(A.cols(), 8, 1));  // dense, 8 columns
+  auto x = to_space<Space>(spade::random_vector<double>(A.cols(), 2));
+
+  auto product = A * B;                     // an expression: nothing is computed yet
+  std::cout << spade::explain(product);     // the rule, the candidate kernels, the choice and why
+  spade::dense<double, Space> C = product;  // evaluates: cuSPARSE SpMM on the GPU, Eigen on CPU
+  spade::vector<double, Space> y = A * x;   // sparse × vector: SpMV
+
+  // spade::reference evaluates the same expression on the CPU with Eigen: the answer to check.
+  const double error_c = relative_error(C, spade::reference(product));
+  const double error_y = relative_error(y, spade::reference(A * x));
+  std::cout << "A: " << A.rows() << "x" << A.cols() << ", nnz " << A.nnz() << "\n"
+            << "C = A * B: " << C.rows() << "x" << C.cols() << ", relative error " << error_c
+            << "\n"
+            << "y = A * x: " << y.size() << " entries, relative error " << error_y << "\n";
+  return error_c < 1e-12 && error_y < 1e-12 ? 0 : 1;
+}
 
 int main(int argc, char** argv) {
-  auto A =
-      spade::read_matrix_market<double>(argc > 1 ? argv[1] : "tests/data/matrices/cage10.mtx.gz");
+  const char* path = argc > 1 ? argv[1] : "tests/data/matrices/cage10.mtx.gz";
   std::string why;
-  const bool gpu = spade::device_available(&why);
-  if (!gpu) std::cout << "no GPU (" << why << "): converting on the CPU\n";
-  auto C = gpu ? spade::to_cpu(spade::convert<spade::coo>(spade::to_gpu(A)))  // CUB on the GPU
-               : spade::convert<spade::coo>(A);                         // same result on the CPU
-  Eigen::SparseMatrix<double, Eigen::RowMajor> E = spade::to_eigen(C);  // sums repeats, if any
-  std::cout << A.rows() << "x" << A.cols() << ", nnz " << A.nnz() << ", norm " << E.norm() << "\n";
+  if (spade::device_available(&why)) return run<spade::gpu>(path);
+  std::cout << "no GPU (" << why << "): running on the CPU\n";
+  return run<spade::cpu>(path);
 }

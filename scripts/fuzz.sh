@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 mkdir -p build-fuzz
-clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+clang++ -std=c++20 -O1 -g -DSPADE_HEADER_ONLY -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -I include -I /usr/include/eigen3 tests/fuzz/fuzz_matrix_market.cpp \
   -o build-fuzz/fuzz_matrix_market -lz -pthread
 

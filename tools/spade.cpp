@@ -1,30 +1,34 @@
-// The `spade` command-line tool: `spade info` describes matrix files, `spade device` the GPU.
+// The `spade` command-line tool: `spade info` describes matrix files, `spade device` the GPU,
+// `spade multiply` plans, runs, times and checks one product.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include <spade/spade.hpp>
 
+#include "load_matrix.hpp"
 #include "matrix_summary.hpp"
+#include "multiply.hpp"
+#include "report.hpp"
 
 namespace {
+
+using spade::tool::fixed;
+using spade::tool::general;
+using spade::tool::report;
 
 // Exit codes: scripts/test.sh runs the gpu tests only when `spade device` exits 0.
 constexpr int exit_ok = 0;
 constexpr int exit_failure = 1;
 constexpr int exit_no_gpu = 2;
-
-// Reading a big .mtx.gz takes seconds; a line on stderr says the tool is not hung.
-constexpr std::uintmax_t progress_threshold_bytes = 50ull * 1000 * 1000;
 
 constexpr const char* usage_text =
     "usage: spade <command> [arguments]\n"
@@ -33,40 +37,18 @@ constexpr const char* usage_text =
     "  info <file.mtx[.gz]>...  describe Matrix Market files: shape, symmetry, row lengths,\n"
     "                           bandwidth, 8x8 tiles and the bytes each Spade format needs\n"
     "  device                   describe the CUDA device; exits 2 when there is none\n"
+    "  multiply <A.mtx[.gz]> [B.mtx[.gz] | --dense N | --vector] [options]\n"
+    "                           plan and time A*B on the GPU (on the CPU without one):\n"
+    "                           B from a file (sparse x sparse), a random dense matrix of N\n"
+    "                           columns (default --dense 32) or a random vector\n"
+    "      --kernel K           force kernel K (eigen_product, cublas_gemm, cusparse_spmm,\n"
+    "                           cusparse_spmv, cublas_gemv, cusparse_spgemm) if it is a\n"
+    "                           candidate for the product; else list the candidates, exit 1\n"
+    "      --check              report the max relative error against spade::reference\n"
+    "      --explain            print the plan: rule, candidates, conversions, choice\n"
+    "      --float, --double    scalar type (default double)\n"
+    "      --repeat R           time R runs after one warm-up, report the median (default 5)\n"
     "  help, --help, -h         show this text\n";
-
-/// Collects `key: value` lines and prints them with the values in one column.
-class report {
- public:
-  template <class Value>
-  void add(std::string key, const Value& value) {
-    std::ostringstream text;
-    text << value;
-    lines_.emplace_back(std::move(key), text.str());
-  }
-  void print(std::ostream& out) const {
-    std::size_t width = 0;
-    for (const auto& line : lines_)
-      width = std::max(width, line.first.size());
-    for (const auto& [key, value] : lines_)
-      out << key << ':' << std::string(width - key.size() + 1, ' ') << value << '\n';
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> lines_;
-};
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-std::string general(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 
 /// "6212 B (6.07 KiB)": exact count first, for scripts; binary units for people.
 std::string bytes_text(std::uint64_t bytes) {
@@ -87,14 +69,8 @@ std::string yes_no(bool value) {
 }
 
 void report_file(const std::filesystem::path& path) {
-  std::error_code size_error;
-  const std::uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
-  if (!size_error && file_bytes > progress_threshold_bytes)
-    std::cerr << "reading " << path.string() << " (" << file_bytes / (1000 * 1000) << " MB)..."
-              << std::endl;
-
   spade::matrix_market_info info;
-  const auto a = spade::read_matrix_market<double>(path, &info);
+  const auto a = spade::tool::load_matrix<double>(path, &info);
   const spade::tool::matrix_summary s = spade::tool::summarize(a);
 
   report r;
@@ -201,6 +177,20 @@ int run(const std::vector<std::string>& args) {
       return exit_failure;
     }
     return command_device();
+  }
+  if (command == "multiply") {
+    try {
+      const auto options = spade::tool::parse_multiply({args.begin() + 1, args.end()});
+      if (options.help) {
+        std::cout << usage_text;
+        return exit_ok;
+      }
+      return spade::tool::command_multiply(options, std::cout);
+    } catch (const std::runtime_error& e) {  // spade::error and spade::tool::usage_error
+      std::cout.flush();
+      std::cerr << "spade multiply: " << e.what() << '\n';
+      return exit_failure;
+    }
   }
   std::cerr << "spade: unknown command '" << command << "'\n\n" << usage_text;
   return exit_failure;

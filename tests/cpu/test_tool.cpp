@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -170,6 +171,114 @@ TEST_CASE("spade device exits 0 with a device or 2 with the reason") {
     CHECK(run.exit_code == 2);
     CHECK(run.text.starts_with("no GPU: "));
   }
+}
+
+// `spade multiply` runs on the GPU when there is one, else on the CPU: the checks below hold
+// either way, with the kernel names of the space that ran.
+TEST_CASE("spade multiply: sparse x dense with --check and --explain") {
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  const outcome run = run_tool("multiply " + quoted(file) + " --dense 8 --check --explain");
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.text.find("rule \"sparse x dense\"") != std::string::npos);
+  CHECK(run.text.find("candidates (in order)") != std::string::npos);
+  auto fields = fields_of(run.text);
+  CHECK(fields["B"] == "random dense 112x8");
+  CHECK(fields["result"] == "112x8");
+  CHECK(fields["scalar"] == "double");
+  CHECK(fields["device"].starts_with(spade::device_available() ? "gpu" : "cpu (no GPU: "));
+  CHECK(fields["flop"] == std::to_string(2 * 640 * 8) + " (2 * nnz(A) * N)");
+  CHECK(fields["runs"] == "5 timed after 1 warm-up");
+  CHECK(fields.count("time median") == 1);
+  CHECK(fields.count("GFLOP/s") == 1);
+  REQUIRE(fields.count("max relative error") == 1);
+  CHECK(std::stod(fields["max relative error"]) < 1e-12);
+}
+
+TEST_CASE("spade multiply: sparse x vector, in float, without --check") {
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  outcome run = run_tool("multiply " + quoted(file) + " --vector --repeat 3 --explain");
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.text.find("rule \"sparse x vector\"") != std::string::npos);
+  auto fields = fields_of(run.text);
+  CHECK(fields["B"] == "random vector of 112");
+  CHECK(fields["result"] == "112x1");
+  CHECK(fields["flop"] == "1280 (2 * nnz(A))");
+  CHECK(fields["runs"] == "3 timed after 1 warm-up");
+  CHECK(fields.count("max relative error") == 0);
+
+  run = run_tool("multiply " + quoted(file) + " --vector --float --check");
+  REQUIRE(run.exit_code == 0);
+  fields = fields_of(run.text);
+  CHECK(fields["scalar"] == "float");
+  CHECK(std::stod(fields["max relative error"]) < 1e-5);
+}
+
+TEST_CASE("spade multiply: sparse x sparse counts products on the host") {
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  const auto a = spade::read_matrix_market<double>(file);
+  std::uint64_t products = 0;  // Σ over entries a_ik of nnz(row k)
+  for (const spade::index_t k : a.col_idx())
+    products += static_cast<std::uint64_t>(a.row_ptr()[k + 1] - a.row_ptr()[k]);
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> e = spade::to_eigen(a);
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> square = e * e;
+
+  const outcome run = run_tool("multiply " + quoted(file) + " " + quoted(file) + " --check");
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  auto fields = fields_of(run.text);
+  CHECK(fields["flop"] ==
+        std::to_string(2 * products) + " (2 * " + std::to_string(products) + " products)");
+  CHECK(fields["result"] == "112x112, nnz " + std::to_string(square.nonZeros()));
+  CHECK(std::stod(fields["max relative error"]) < 1e-12);
+}
+
+TEST_CASE("spade multiply: --kernel forces a candidate and rejects the others") {
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  const bool gpu = spade::device_available();
+  const std::string spmm = gpu ? "cusparse_spmm" : "eigen_product";
+  outcome run = run_tool("multiply " + quoted(file) + " --dense 4 --kernel " + spmm + " --check");
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  CHECK(fields_of(run.text)["kernel"] == spmm + " (forced)");
+
+  // SpGEMM cannot compute sparse x dense in either space: the message lists what can.
+  run = run_tool("multiply " + quoted(file) + " --dense 4 --kernel cusparse_spgemm",
+                 "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find("cusparse_spgemm") != std::string::npos);
+  CHECK(run.text.find("candidates: " + spmm) != std::string::npos);
+
+  run =
+      run_tool("multiply " + quoted(file) + " --vector --kernel no_such_kernel", "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find("unknown kernel 'no_such_kernel'") != std::string::npos);
+  CHECK(run.text.find(gpu ? "cusparse_spmv" : "eigen_product") != std::string::npos);
+}
+
+TEST_CASE("spade multiply: bad input exits 1 with a message on stderr") {
+  const auto missing = temp_file("missing_multiply.mtx");
+  std::filesystem::remove(missing);
+  outcome run = run_tool("multiply " + quoted(missing), "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find(missing.filename().string()) != std::string::npos);
+
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  const auto other = spade::testing::data_dir() / "matrices" / "cage10.mtx.gz";
+  run = run_tool("multiply " + quoted(file) + " " + quoted(other), "2>&1 >/dev/null");
+  CHECK(run.exit_code == 1);
+  CHECK(run.text.find("112x112") != std::string::npos);
+  for (const std::string arguments :
+       {"multiply", "multiply --dense 8", "multiply A.mtx --dense 0", "multiply A.mtx --repeat",
+        "multiply A.mtx --vector --dense 3", "multiply A.mtx --frobnicate"}) {
+    CAPTURE(arguments);
+    run = run_tool(arguments, "2>&1 >/dev/null");
+    CHECK(run.exit_code == 1);
+    CHECK(run.text.starts_with("spade multiply: "));
+  }
+  run = run_tool("--help");
+  CHECK(run.text.find("multiply <A.mtx[.gz]>") != std::string::npos);
 }
 
 #endif

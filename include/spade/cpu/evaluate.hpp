@@ -112,4 +112,53 @@ csr<T, cpu> sparse_sum(T a, const csr<T, cpu>& x, T b, const csr<T, cpu>& y) {
   return from_eigen(result);
 }
 
+// The float and double instantiations of the kernels above for every operand combination the
+// planner produces (natural result types), compiled once into the library: Eigen's product
+// templates cost seconds of compile time per user translation unit otherwise.
+// SPADE_HEADER_ONLY turns this off.
+namespace instance_types {
+template <class T>
+using drow = dense<T, cpu, row_major>;
+template <class T>
+using dcol = dense<T, cpu, col_major>;
+template <class T>
+using hcsr = csr<T, cpu>;
+template <class T>
+using hvec = vector<T, cpu>;
+}  // namespace instance_types
+
+#define SPADE_HOST_PRODUCT(PREFIX, T, A, B, D)                                       \
+  PREFIX template void                                                               \
+  product_into<instance_types::A<T>, instance_types::B<T>, instance_types::D<T>, T>( \
+      T, const instance_types::A<T>&, bool, const instance_types::B<T>&, bool, T,    \
+      instance_types::D<T>&);
+#define SPADE_HOST_SUM(PREFIX, T, X, Y, D)                                                        \
+  PREFIX template void sum_into<instance_types::X<T>, instance_types::Y<T>, instance_types::D<T>, \
+                                T>(T, const instance_types::X<T>&, bool, T,                       \
+                                   const instance_types::Y<T>&, bool, instance_types::D<T>&);
+#define SPADE_HOST_INSTANCES(PREFIX, T)                                                          \
+  SPADE_HOST_PRODUCT(PREFIX, T, drow, drow, drow)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, drow, dcol, drow)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, dcol, drow, dcol)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, dcol, dcol, dcol)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, hcsr, drow, drow)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, hcsr, dcol, dcol)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, drow, hcsr, drow)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, dcol, hcsr, dcol)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, hcsr, hvec, hvec)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, drow, hvec, hvec)                                                \
+  SPADE_HOST_PRODUCT(PREFIX, T, dcol, hvec, hvec)                                                \
+  SPADE_HOST_SUM(PREFIX, T, drow, drow, drow)                                                    \
+  SPADE_HOST_SUM(PREFIX, T, drow, dcol, drow)                                                    \
+  SPADE_HOST_SUM(PREFIX, T, dcol, drow, dcol)                                                    \
+  SPADE_HOST_SUM(PREFIX, T, dcol, dcol, dcol)                                                    \
+  SPADE_HOST_SUM(PREFIX, T, hvec, hvec, hvec)                                                    \
+  PREFIX template csr<T, cpu> sparse_product<T>(T, const csr<T, cpu>&, bool, const csr<T, cpu>&, \
+                                                bool);                                           \
+  PREFIX template csr<T, cpu> sparse_sum<T>(T, const csr<T, cpu>&, T, const csr<T, cpu>&);
+#ifndef SPADE_HEADER_ONLY
+SPADE_HOST_INSTANCES(extern, float)
+SPADE_HOST_INSTANCES(extern, double)
+#endif
+
 }  // namespace spade::host

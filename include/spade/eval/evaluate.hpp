@@ -177,38 +177,49 @@ bool try_fused(Dest& dest, const E& e) {
   return false;
 }
 
+/// True when an expression of type E may be assigned to Dest. Otherwise the first rule it
+/// breaks fails one static_assert, and assign instantiates nothing more (no error cascade).
 template <class Dest, class E>
-constexpr void check_assignable() {
+constexpr bool check_assignable() {
   using R = expr::result_t<E>;
-  static_assert(std::is_same_v<typename Dest::value_type, typename R::value_type>,
-                "spade: assignment: the destination's scalar type differs from the "
-                "expression's; convert explicitly");
-  static_assert(std::is_same_v<typename Dest::space_type, typename R::space_type>,
-                "spade: assignment: the destination lives in another space than the "
-                "expression; use spade::to_gpu / spade::to_cpu on the result");
-  static_assert(is_vector_v<Dest> == is_vector_v<R>,
-                "spade: assignment: a vector expression goes into a spade::vector, a matrix "
-                "expression into a matrix");
+  constexpr bool same_scalar = std::is_same_v<typename Dest::value_type, typename R::value_type>;
+  constexpr bool same_space = std::is_same_v<typename Dest::space_type, typename R::space_type>;
+  constexpr bool same_kind = is_vector_v<Dest> == is_vector_v<R>;
+  if constexpr (!same_scalar) {
+    static_assert(same_scalar,
+                  "spade: assignment: the destination's scalar type differs from the "
+                  "expression's; convert explicitly");
+  } else if constexpr (!same_space) {
+    static_assert(same_space,
+                  "spade: assignment: the destination lives in another space than the "
+                  "expression; use spade::to_gpu / spade::to_cpu on the result");
+  } else {
+    static_assert(same_kind,
+                  "spade: assignment: a vector expression goes into a spade::vector, a matrix "
+                  "expression into a matrix");
+  }
+  return same_scalar && same_space && same_kind;
 }
 
 template <class Forced, class Dest, class E>
 void assign(Dest& dest, const E& e) {
   using R = expr::result_t<E>;
-  check_assignable<Dest, E>();
-  if (try_fused<Forced>(dest, e)) return;
-  if constexpr (std::is_same_v<Dest, R>) {
-    if (!refers_to(e, data_of(dest))) {
-      evaluate_into<Forced>(dest, e, typename R::value_type(1), typename R::value_type(0));
-      return;
+  if constexpr (check_assignable<Dest, E>()) {
+    if (try_fused<Forced>(dest, e)) return;
+    if constexpr (std::is_same_v<Dest, R>) {
+      if (!refers_to(e, data_of(dest))) {
+        evaluate_into<Forced>(dest, e, typename R::value_type(1), typename R::value_type(0));
+        return;
+      }
     }
-  }
-  // Aliasing (C = C·A) or a destination of another format: through a temporary.
-  R temporary;
-  evaluate_into<Forced>(temporary, e, typename R::value_type(1), typename R::value_type(0));
-  if constexpr (std::is_same_v<Dest, R>) {
-    dest = std::move(temporary);
-  } else {
-    dest = convert<Dest>(temporary);
+    // Aliasing (C = C·A) or a destination of another format: through a temporary.
+    R temporary;
+    evaluate_into<Forced>(temporary, e, typename R::value_type(1), typename R::value_type(0));
+    if constexpr (std::is_same_v<Dest, R>) {
+      dest = std::move(temporary);
+    } else {
+      dest = convert<Dest>(temporary);
+    }
   }
 }
 

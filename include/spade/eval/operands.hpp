@@ -80,6 +80,9 @@ const M& cached_transpose(const M& a) {
         return convert<csr<T, cpu>>(
             coo<T, cpu>(unchecked, a.cols(), a.rows(), c.col_idx(), c.row_idx(), c.values()));
       }
+    } else if constexpr (is_coo_v<M>) {
+      // A coordinate list transposes by swapping its index arrays (order is free in coo).
+      return M(unchecked, a.cols(), a.rows(), a.col_idx(), a.row_idx(), a.values());
     } else {
       // A row-major rows×cols block read as col-major is its cols×rows transpose.
       using L = typename M::layout_type;

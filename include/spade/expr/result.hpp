@@ -12,7 +12,14 @@
 namespace spade::expr {
 
 /// Marks a pairing no rule can evaluate (the operators turn it into one static_assert).
-struct unsupported {};
+/// It converts to any type, so `spade::dense<T> C = A * B;` with a rejected pairing reports
+/// only that static_assert, not also a failed conversion.
+struct unsupported {
+  template <class X>
+  operator X() const {
+    return X{};
+  }
+};
 
 template <class A, class B>
 struct product_result {

@@ -501,4 +501,29 @@ csr<T, cpu> gcoo_paper(index_t n, double sparsity, std::uint64_t seed) {
 }
 
 }  // namespace generate
+/// The float and double instantiations, compiled once into the library (see
+/// SPADE_MATRIX_MARKET_INSTANCES for why); SPADE_HEADER_ONLY turns this off.
+#define SPADE_GENERATOR_INSTANCES(PREFIX, T)                                                       \
+  PREFIX template csr<T, cpu> random_sparse<T>(index_t, index_t, double, std::uint64_t);           \
+  PREFIX template dense<T, cpu, row_major> random_dense<T, row_major>(index_t, index_t,            \
+                                                                      std::uint64_t);              \
+  PREFIX template dense<T, cpu, col_major> random_dense<T, col_major>(index_t, index_t,            \
+                                                                      std::uint64_t);              \
+  PREFIX template vector<T, cpu> random_vector<T>(index_t, std::uint64_t);                         \
+  PREFIX template csr<T, cpu> generate::stencil7<T>(index_t, index_t, index_t);                    \
+  PREFIX template csr<T, cpu> generate::stencil27<T>(index_t, index_t, index_t);                   \
+  PREFIX template csr<T, cpu> generate::rmat<T>(index_t, index_t, double, double, double,          \
+                                                std::uint64_t);                                    \
+  PREFIX template csr<T, cpu> generate::rmat<T>(index_t, index_t, std::uint64_t);                  \
+  PREFIX template csr<T, cpu> generate::block_diagonal<T>(index_t, index_t, std::uint64_t);        \
+  PREFIX template csr<T, cpu> generate::block_diagonal<T>(index_t, index_t, index_t,               \
+                                                          std::uint64_t);                          \
+  PREFIX template csr<T, cpu> generate::banded<T>(index_t, index_t, index_t, std::uint64_t);       \
+  PREFIX template csr<T, cpu> generate::uniform_rows<T>(index_t, index_t, index_t, std::uint64_t); \
+  PREFIX template csr<T, cpu> generate::gcoo_paper<T>(index_t, double, std::uint64_t);
+#ifndef SPADE_HEADER_ONLY
+SPADE_GENERATOR_INSTANCES(extern, float)
+SPADE_GENERATOR_INSTANCES(extern, double)
+#endif
+
 }  // namespace spade

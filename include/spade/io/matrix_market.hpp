@@ -154,4 +154,23 @@ void write_matrix_market(const std::filesystem::path& path, const dense<T, cpu, 
   file.close();
 }
 
+/// The float and double instantiations of this header, compiled once into the library
+/// (lib/host/instantiations.cpp): user translation units do not re-instantiate the parser and
+/// writer, which would cost seconds of compile time each. SPADE_HEADER_ONLY turns this off.
+#define SPADE_MATRIX_MARKET_INSTANCES(PREFIX, T)                                                 \
+  PREFIX template csr<T, cpu> parse_matrix_market<T>(std::string_view, const std::string&,       \
+                                                     matrix_market_info*);                       \
+  PREFIX template csr<T, cpu> read_matrix_market<T>(const std::filesystem::path&,                \
+                                                    matrix_market_info*);                        \
+  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const csr<T, cpu>&); \
+  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const coo<T, cpu>&); \
+  PREFIX template void write_matrix_market<T, row_major>(const std::filesystem::path&,           \
+                                                         const dense<T, cpu, row_major>&);       \
+  PREFIX template void write_matrix_market<T, col_major>(const std::filesystem::path&,           \
+                                                         const dense<T, cpu, col_major>&);
+#ifndef SPADE_HEADER_ONLY
+SPADE_MATRIX_MARKET_INSTANCES(extern, float)
+SPADE_MATRIX_MARKET_INSTANCES(extern, double)
+#endif
+
 }  // namespace spade
