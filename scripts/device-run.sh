@@ -27,4 +27,10 @@ for t in build-dev/tests/gpu_*; do
     echo "compute-sanitizer --tool $tool $(basename "$t"): exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test cases' "$out/sanitizer-$tool-$(basename "$t").log" | tr '\n' ' ')"
   done
 done
+# Optional benchmarks (docs/benchmarks/README.md): SPADE_BENCH=1 runs spade-bench overhead and the
+# quick spmv / spmm / spgemm sets (SPADE_BENCH_QUICK= for the full ones) into $out/bench; bring
+# the CSVs back and run `bash scripts/bench.sh --from DIR` on the workstation for plots.
+if [[ ${SPADE_BENCH:-0} == 1 ]]; then
+  bash scripts/bench.sh --run "$out/bench" --bin build-dev/bench/spade-bench || status=1
+fi
 exit $status

@@ -1,0 +1,97 @@
+// spade-bench's matrix sets (../shared/BENCHMARKS.md, "Sets"): the real matrices of a directory
+// and the seeded synthetic families of spade::generate, each made on demand (one in memory at
+// a time).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_support.hpp"
+
+namespace spade::bench {
+
+template <class T>
+struct matrix_case {
+  std::string family;  // "real" or the generator's name
+  std::string name;
+  std::function<csr<T, cpu>()> make;
+  bool quick = false;  // in the --quick subset
+};
+
+struct set_options {
+  std::string matrix_dir;  // real matrices: every *.mtx.gz / *.mtx here; empty: none
+  bool quick = false;
+  bool real = true;
+  bool synthetic = true;
+  std::string only;  // keep only cases whose name contains this
+  std::uint64_t seed = 20240601;
+};
+
+/// Real matrices in the quick subset: the ones BENCHMARKS.md quotes cuSPARSE figures for,
+/// plus a mesh and a power-law graph.
+inline bool quick_real(const std::string& name) {
+  for (const char* q : {"cage11", "soc-Slashdot0902", "delaunay_n16", "email-Enron"})
+    if (name == q) return true;
+  return false;
+}
+
+inline std::string gcoo_name(index_t n, double sparsity) {
+  char text[64];
+  std::snprintf(text, sizeof text, "gcoo_paper_n%d_s%g", n, sparsity);
+  return text;
+}
+
+template <class T>
+std::vector<matrix_case<T>> matrix_set(const set_options& o) {
+  namespace fs = std::filesystem;
+  namespace gen = spade::generate;
+  std::vector<matrix_case<T>> cases;
+  if (o.real && !o.matrix_dir.empty()) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(o.matrix_dir)) {
+      const std::string f = entry.path().filename().string();
+      if (f.ends_with(".mtx.gz") || f.ends_with(".mtx")) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) {
+      std::string name = path.filename().string();
+      name = name.substr(0, name.find(".mtx"));
+      cases.push_back(
+          {"real", name, [path] { return read_matrix_market<T>(path); }, quick_real(name)});
+    }
+  }
+  if (o.synthetic) {
+    const std::uint64_t seed = o.seed;
+    cases.push_back(
+        {"stencil27", "stencil27_100^3", [] { return gen::stencil27<T>(100, 100, 100); }, true});
+    cases.push_back(
+        {"stencil7", "stencil7_160^3", [] { return gen::stencil7<T>(160, 160, 160); }, false});
+    cases.push_back({"uniform_rows", "uniform_rows_2^20x16",
+                     [seed] { return gen::uniform_rows<T>(1 << 20, 1 << 20, 16, seed); }, true});
+    cases.push_back(
+        {"rmat", "rmat_s20_ef16", [seed] { return gen::rmat<T>(20, 16, seed); }, false});
+    // 16384 dense blocks of 8…64 rows: ≈ 0.59 M rows, ≈ 25.5 M entries.
+    cases.push_back({"block_diagonal", "block_diagonal_16384x(8..64)",
+                     [seed] { return gen::block_diagonal<T>(16384, 8, 64, seed); }, false});
+    // 2^20 rows, 8 below and 8 above the diagonal: 17 per row.
+    cases.push_back({"banded", "banded_2^20_l8_u8",
+                     [seed] { return gen::banded<T>(1 << 20, 8, 8, seed); }, false});
+    for (index_t n : {4000, 8000, 14000})
+      for (double s : {0.9, 0.98, 0.99, 0.995, 0.999, 0.9995}) {
+        const bool quick = (n == 4000 && s == 0.99) || (n == 14000 && s == 0.999);
+        cases.push_back({"gcoo_paper", gcoo_name(n, s),
+                         [n, s, seed] { return gen::gcoo_paper<T>(n, s, seed); }, quick});
+      }
+  }
+  std::vector<matrix_case<T>> kept;
+  for (auto& c : cases)
+    if ((!o.quick || c.quick) && (o.only.empty() || c.name.find(o.only) != std::string::npos))
+      kept.push_back(std::move(c));
+  return kept;
+}
+
+}  // namespace spade::bench

@@ -1,0 +1,920 @@
+// spade-bench: Spade's planned evaluation against cuSPARSE / cuBLAS called directly, following
+// ../shared/BENCHMARKS.md (checked results, CUDA events, warm-ups, medians, same buffers).
+//
+//   spade-bench device
+//   spade-bench overhead [--calls N] [--double] [--csv PATH] [--commit SHA]
+//   spade-bench spmv   [set options] [timing options]
+//   spade-bench spmm   [--n LIST] [--gemm] [set options] [timing options]
+//   spade-bench spgemm [--max-products P] [--all-algs] [set options] [timing options]
+//
+// See usage_text below and docs/benchmarks/README.md. A benchmark may call cuSPARSE itself for
+// its baselines; a user translation unit never does.
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_baselines.hpp"
+#include "bench_check.hpp"
+#include "bench_sets.hpp"
+#include "bench_support.hpp"
+#include "bench_timing.hpp"
+
+namespace spade::bench {
+namespace {
+
+const char* const usage_text =
+    "usage: spade-bench COMMAND [options]\n"
+    "commands:\n"
+    "  device     the device line and the measured device copy bandwidth\n"
+    "  overhead   host planning + dispatch time per evaluation vs cuSPARSE/cuBLAS called\n"
+    "             directly (SpMV and SpMM on a 1000-row csr, GEMV on a 256x256 dense)\n"
+    "  spmv       y = A*x      vs the best of cusparseSpMV CSR ALG1/ALG2\n"
+    "  spmm       C = A*B      vs the best of cusparseSpMM CSR ALG1/ALG2/ALG3 (B, C row-major)\n"
+    "  spgemm     C = A*A      vs cusparseSpGEMM (DEFAULT; ALG3 where DEFAULT fails)\n"
+    "set options (spmv, spmm, spgemm):\n"
+    "  --matrices DIR    real matrices: every *.mtx.gz in DIR (default $SPADE_MATRIX_DIR)\n"
+    "  --sets S          all (default), real or synthetic\n"
+    "  --quick           a small subset (4 real, 4 synthetic) that runs in a few minutes\n"
+    "  --only TEXT       only matrices whose name contains TEXT\n"
+    "  --double          fp64 (default fp32)\n"
+    "  --n LIST          spmm: dense widths, e.g. 32,128,512; 'n' = N equal to the matrix's\n"
+    "                    columns, for the gcoo_paper family only (default 32)\n"
+    "  --gemm            spmm: also time cuBLAS GEMM on the densified A (dense crossover)\n"
+    "  --max-products P  spgemm: skip matrices with more than P products (default 2e9;\n"
+    "                    R-MAT is always run: it is the completion test)\n"
+    "  --all-algs        spgemm: time ALG2 and ALG3 as well as DEFAULT\n"
+    "timing options:\n"
+    "  --warmup N        untimed runs first (default and minimum 5)\n"
+    "  --reps N          timed runs, median reported with min and max (default and min 20)\n"
+    "  --flush-l2        overwrite 2x L2 before each timed run (outside the events)\n"
+    "  --reference-work W  check against Eigen in double when nnz*N (or products) <= W\n"
+    "                    (default 5e7); larger results are checked against cuSPARSE\n"
+    "  --seed S          seed of the synthetic matrices and the dense operands\n"
+    "output:\n"
+    "  --csv PATH        write one row per (matrix, N) as it is measured\n"
+    "  --commit SHA      recorded in the report and the CSV (scripts pass git rev-parse)\n"
+    "  --calls N         overhead: calls per measured loop (default 10000)\n"
+    "exit status: 0 done; 1 usage or run error; 2 no GPU; 3 a result failed its check or\n"
+    "Spade raised an error (the row says which)\n";
+
+struct run_options {
+  timing_options timing;
+  std::string csv;
+  std::string commit = "unknown";
+  std::string device;
+  std::string operation;  // spmv, spmm, spgemm
+  std::string command;    // the command line, for the report
+  bool all_algorithms = false;
+  bool gemm = false;
+  double max_products = 2e9;
+  double reference_work = 5e7;
+  std::uint64_t seed = 20240601;
+  double copy_gbps = NAN;
+};
+
+struct result_row {
+  std::string family;
+  std::string matrix;
+  index_t rows = 0;
+  index_t cols = 0;
+  std::int64_t nnz = 0;
+  index_t n = 0;
+  std::string precision;
+  std::string spade_kernel;
+  stats spade;
+  std::string baseline;
+  stats base;
+  double ratio = NAN;
+  double gbps = NAN;
+  double gflops = NAN;
+  std::string check = "not run";
+  double baseline_gbps = NAN;
+  double spade_e2e_ms = NAN;
+  double spade_first_ms = NAN;
+  double breakeven = NAN;
+  double working_set_mb = NAN;
+  std::string memory;
+  double products = NAN;
+  double check_error = NAN;
+  std::string check_against;
+  double gemm_ms = NAN;
+  std::string note;
+};
+
+const std::vector<std::string> csv_columns = {"family",
+                                              "matrix",
+                                              "rows",
+                                              "cols",
+                                              "nnz",
+                                              "n",
+                                              "precision",
+                                              "spade_kernel",
+                                              "spade_ms_median",
+                                              "spade_ms_min",
+                                              "spade_ms_max",
+                                              "baseline",
+                                              "baseline_ms_median",
+                                              "ratio",
+                                              "gbps",
+                                              "gflops",
+                                              "check",
+                                              "baseline_ms_min",
+                                              "baseline_ms_max",
+                                              "baseline_gbps",
+                                              "spade_e2e_ms",
+                                              "spade_first_call_ms",
+                                              "conversion_breakeven_calls",
+                                              "working_set_mb",
+                                              "memory",
+                                              "products",
+                                              "check_error",
+                                              "check_against",
+                                              "gemm_ms",
+                                              "copy_gbps",
+                                              "note",
+                                              "commit",
+                                              "device"};
+
+std::vector<std::string> csv_cells(const result_row& r, const run_options& ro) {
+  return {r.family,
+          r.matrix,
+          std::to_string(r.rows),
+          std::to_string(r.cols),
+          std::to_string(r.nnz),
+          r.n ? std::to_string(r.n) : std::string(),
+          r.precision,
+          r.spade_kernel,
+          cell(r.spade.median),
+          cell(r.spade.min),
+          cell(r.spade.max),
+          r.baseline,
+          cell(r.base.median),
+          cell(r.ratio),
+          cell(r.gbps),
+          cell(r.gflops),
+          r.check,
+          cell(r.base.min),
+          cell(r.base.max),
+          cell(r.baseline_gbps),
+          cell(r.spade_e2e_ms),
+          cell(r.spade_first_ms),
+          cell(r.breakeven),
+          cell(r.working_set_mb),
+          r.memory,
+          cell(r.products),
+          cell(r.check_error),
+          r.check_against,
+          cell(r.gemm_ms),
+          cell(ro.copy_gbps),
+          r.note,
+          ro.commit,
+          ro.device,
+          ro.operation,
+          ro.command};
+}
+
+// ---- small helpers ----------------------------------------------------------------------------
+
+/// The kernel explain() reports as chosen ("chosen: cusparse_spmv (...)").
+std::string chosen_kernel(const std::string& explanation) {
+  std::size_t at = explanation.find("chosen: ");
+  if (at == std::string::npos) return "?";
+  at += std::strlen("chosen: ");
+  return explanation.substr(at, explanation.find_first_of(" (\n", at) - at);
+}
+
+/// NaN bytes over an output, so an element a kernel does not write fails the check.
+void poison(void* d, std::size_t bytes, cudaStream_t stream) {
+  if (bytes) check_cuda(cudaMemsetAsync(d, 0xff, bytes, stream), "cudaMemsetAsync (poison)");
+}
+
+/// Where the timed runs read from (BENCHMARKS.md: bandwidth counts for working sets of at
+/// least 200 MB, or with L2 flushed): dram; l2-flushed; l2-resident (fits L2); partly-l2.
+std::string memory_label(double bytes, bool flushed) {
+  if (bytes >= 200e6) return "dram";
+  if (flushed) return "l2-flushed";
+  const double l2 = static_cast<double>(default_context().properties().l2_cache_bytes);
+  return bytes <= l2 ? "l2-resident" : "partly-l2";
+}
+
+void append_note(std::string& note, const std::string& more) {
+  if (!note.empty()) note += "; ";
+  note += more;
+}
+
+std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g ms", ms);
+  return text;
+}
+
+template <class T>
+double csr_bytes(std::int64_t rows, std::int64_t nnz) {
+  return static_cast<double>(nnz) * (sizeof(T) + sizeof(index_t)) +
+         static_cast<double>(rows + 1) * sizeof(index_t);
+}
+
+/// The best (lowest median) of the baseline variants that ran and were right.
+struct best_of {
+  std::string name;
+  stats time;
+  void offer(const std::string& variant, const stats& s) {
+    if (name.empty() || s.median < time.median) {
+      name = variant;
+      time = s;
+    }
+  }
+};
+
+/// Conversion cost on the first call (A's cache cleared) and its break-even call count.
+template <class Call, class M>
+void first_call(result_row& r, Call&& call, const M& a, gpu_timer& timer) {
+  a.cache().clear();
+  const std::size_t before = conversion_counter().load();
+  const auto t0 = std::chrono::steady_clock::now();
+  call();
+  timer.sync();
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::size_t conversions = conversion_counter().load() - before;
+  r.spade_first_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  if (conversions == 0) return;
+  append_note(r.note, std::to_string(conversions) + " conversion(s) on the first call");
+  const double saving = r.base.median - r.spade.median;
+  if (saving > 0 && !std::isnan(r.spade_e2e_ms))
+    r.breakeven = (r.spade_first_ms - r.spade_e2e_ms) / saving;
+  else
+    append_note(r.note, "the conversion never pays off against the baseline");
+}
+
+void finish_ratio(result_row& r) {
+  if (!std::isnan(r.spade.median) && !std::isnan(r.base.median) && r.spade.median > 0)
+    r.ratio = r.base.median / r.spade.median;
+  if (r.spade.hold_expired || r.base.hold_expired)
+    append_note(r.note, "a stream hold expired: times may include host work");
+}
+
+template <class T>
+result_row start_row(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t n) {
+  result_row r;
+  r.family = mc.family;
+  r.matrix = mc.name;
+  r.rows = host.rows();
+  r.cols = host.cols();
+  r.nnz = host.nnz();
+  r.n = n;
+  r.precision = precision_name<T>();
+  return r;
+}
+
+void apply_check(result_row& r, const check_outcome& c) {
+  r.check = c.ok ? "ok" : "FAILED";
+  r.check_error = c.error;
+  r.check_against = c.against;
+  if (!c.ok) append_note(r.note, "check: " + c.note);
+}
+
+// ---- SpMV -----------------------------------------------------------------------------------
+
+template <class T>
+result_row bench_spmv(const matrix_case<T>& mc, const csr<T, cpu>& host, const run_options& ro,
+                      gpu_timer& timer) {
+  result_row r = start_row(mc, host, 1);
+  const cudaStream_t stream = timer.stream();
+  const double tol = tolerance<T>();
+  const csr<T, gpu> a = to_gpu(host);
+  const vector<T, cpu> x_host = random_vector<T>(a.cols(), ro.seed + 1);
+  const vector<T, gpu> x = to_gpu(x_host);
+  vector<T, gpu> y(a.rows());
+  vector<T, gpu> yb(a.rows());
+  auto spade_call = [&] { y = a * x; };
+  const std::size_t y_bytes = sizeof(T) * static_cast<std::size_t>(a.rows());
+
+  const bool small = static_cast<double>(a.nnz()) <= ro.reference_work;
+  std::vector<double> ref;
+  if (small) {
+    const csr<double, cpu> ad = to_double(host);
+    const vector<double, cpu> xd = to_double(x_host);
+    ref = spade::reference(ad * xd).values();
+  }
+
+  // Spade's result first (computed, not yet judged: the judge may be cuSPARSE's).
+  std::vector<T> out;
+  try {
+    r.spade_kernel = chosen_kernel(explain(a * x));
+    poison(y.data(), y_bytes, stream);
+    spade_call();
+    out = y.values().to_host();
+  } catch (const std::exception& e) {
+    r.spade_kernel = "error";
+    r.check = "error";
+    append_note(r.note, std::string("spade: ") + e.what());
+  }
+
+  spmv_baseline<T> base(a, x, yb, stream);
+  best_of best;
+  std::vector<T> base_out;
+  for (auto& v : base.variants()) {
+    try {
+      if (!v.status.error.empty()) throw std::runtime_error(v.status.error);
+      poison(yb.data(), y_bytes, stream);
+      base.run(v);
+      std::vector<T> b = yb.values().to_host();
+      const check_outcome c = small              ? compare_values(b, ref, "reference", tol)
+                              : base_out.empty() ? check_outcome{true, 0, "", ""}
+                                                 : compare_values(b, base_out, "cusparse", tol);
+      if (!c.ok) throw std::runtime_error("wrong result (" + c.note + ")");
+      if (base_out.empty()) base_out = std::move(b);
+      const stats s = timer.kernel([&] { base.run(v); }, ro.timing);
+      best.offer(v.status.name, s);
+      append_note(r.note, v.status.name + " " + ms_text(s.median));
+    } catch (const std::exception& e) {
+      append_note(r.note, v.status.name + " failed: " + e.what());
+    }
+  }
+  r.baseline = best.name.empty() ? "cusparse_spmv: failed" : best.name;
+  r.base = best.time;
+
+  if (r.check != "error") {
+    if (small) {
+      apply_check(r, compare_values(out, ref, "reference", tol));
+    } else if (!base_out.empty()) {
+      apply_check(r, compare_values(out, base_out, "cusparse", tol));
+    } else {
+      const auto rows = sample_rows(a.rows(), 4096);
+      const auto sampled = sampled_dense_product(host, x_host.values(), 1, rows);
+      apply_check(r, compare_values(pick_rows(out, 1, rows), sampled, "sampled", tol));
+    }
+  }
+  if (r.check == "ok") {
+    r.spade = timer.kernel(spade_call, ro.timing);
+    r.spade_e2e_ms = timer.wall(spade_call, ro.timing.reps).median;
+    first_call(r, spade_call, a, timer);
+  }
+  const double bytes =
+      csr_bytes<T>(a.rows(), a.nnz()) + sizeof(T) * (static_cast<double>(a.rows()) + a.cols());
+  r.working_set_mb = bytes / 1e6;
+  r.memory = memory_label(bytes, ro.timing.flush_l2);
+  r.gbps = bytes / (r.spade.median * 1e-3) / 1e9;
+  r.baseline_gbps = bytes / (r.base.median * 1e-3) / 1e9;
+  r.gflops = 2.0 * static_cast<double>(a.nnz()) / (r.spade.median * 1e-3) / 1e9;
+  finish_ratio(r);
+  return r;
+}
+
+// ---- SpMM -----------------------------------------------------------------------------------
+
+template <class T>
+result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t n,
+                      const run_options& ro, gpu_timer& timer) {
+  result_row r = start_row(mc, host, n);
+  const cudaStream_t stream = timer.stream();
+  const double tol = tolerance<T>();
+  const csr<T, gpu> a = to_gpu(host);
+  const dense<T, cpu> b_host = random_dense<T>(a.cols(), n, ro.seed + 2);
+  const dense<T, gpu> b = to_gpu(b_host);
+  dense<T, gpu> c(a.rows(), n);
+  dense<T, gpu> cb(a.rows(), n);
+  auto spade_call = [&] { c = a * b; };
+  const std::size_t c_bytes = sizeof(T) * c.element_count();
+
+  const bool small = static_cast<double>(a.nnz()) * n <= ro.reference_work;
+  std::vector<double> ref;
+  if (small) {
+    const csr<double, cpu> ad = to_double(host);
+    const dense<double, cpu> bd = to_double(b_host);
+    ref = spade::reference(ad * bd).values();
+  }
+
+  std::vector<T> out;
+  try {
+    r.spade_kernel = chosen_kernel(explain(a * b));
+    poison(c.data(), c_bytes, stream);
+    spade_call();
+    out = c.values().to_host();
+  } catch (const std::exception& e) {
+    r.spade_kernel = "error";
+    r.check = "error";
+    append_note(r.note, std::string("spade: ") + e.what());
+  }
+
+  best_of best;
+  std::vector<T> base_out;
+  {
+    spmm_baseline<T> base(a, b, cb, stream);
+    for (auto& v : base.variants()) {
+      try {
+        if (!v.status.error.empty()) throw std::runtime_error(v.status.error);
+        poison(cb.data(), c_bytes, stream);
+        base.run(v);
+        std::vector<T> got = cb.values().to_host();
+        const check_outcome chk = small ? compare_values(got, ref, "reference", tol)
+                                  : base_out.empty()
+                                      ? check_outcome{true, 0, "", ""}
+                                      : compare_values(got, base_out, "cusparse", tol);
+        if (!chk.ok) throw std::runtime_error("wrong result (" + chk.note + ")");
+        if (base_out.empty()) base_out = std::move(got);
+        const stats s = timer.kernel([&] { base.run(v); }, ro.timing);
+        best.offer(v.status.name, s);
+        append_note(r.note, v.status.name + " " + ms_text(s.median));
+      } catch (const std::exception& e) {
+        append_note(r.note, v.status.name + " failed: " + e.what());
+      }
+    }
+  }
+  r.baseline = best.name.empty() ? "cusparse_spmm: failed" : best.name;
+  r.base = best.time;
+
+  if (r.check != "error") {
+    if (small) {
+      apply_check(r, compare_values(out, ref, "reference", tol));
+    } else if (!base_out.empty()) {
+      apply_check(r, compare_values(out, base_out, "cusparse", tol));
+    } else {
+      const auto rows = sample_rows(a.rows(), 1024);
+      const auto sampled = sampled_dense_product(host, b_host.values(), n, rows);
+      apply_check(r, compare_values(pick_rows(out, n, rows), sampled, "sampled", tol));
+    }
+  }
+  if (r.check == "ok") {
+    r.spade = timer.kernel(spade_call, ro.timing);
+    r.spade_e2e_ms = timer.wall(spade_call, ro.timing.reps).median;
+    first_call(r, spade_call, a, timer);
+  }
+
+  // The dense alternative: cuBLAS GEMM on A densified once (outside the timed region).
+  const double cells = static_cast<double>(a.rows()) * a.cols();
+  if (ro.gemm && cells <= tuning().densify_max_elements) {
+    try {
+      const dense<T, gpu> ad = convert<dense>(a);
+      dense_baseline<T> blas(stream);
+      poison(cb.data(), c_bytes, stream);
+      blas.gemm(ad, b, cb);
+      const std::vector<T> got = cb.values().to_host();
+      const check_outcome chk = small               ? compare_values(got, ref, "reference", tol)
+                                : !base_out.empty() ? compare_values(got, base_out, "cusparse", tol)
+                                                    : check_outcome{true, 0, "", ""};
+      if (!chk.ok) throw std::runtime_error("wrong result (" + chk.note + ")");
+      r.gemm_ms = timer.kernel([&] { blas.gemm(ad, b, cb); }, ro.timing).median;
+    } catch (const std::exception& e) {
+      append_note(r.note, std::string("cublas gemm failed: ") + e.what());
+    }
+  }
+
+  const double bytes =
+      csr_bytes<T>(a.rows(), a.nnz()) + sizeof(T) * (static_cast<double>(a.rows()) + a.cols()) * n;
+  r.working_set_mb = bytes / 1e6;
+  r.memory = memory_label(bytes, ro.timing.flush_l2);
+  r.gbps = bytes / (r.spade.median * 1e-3) / 1e9;
+  r.baseline_gbps = bytes / (r.base.median * 1e-3) / 1e9;
+  r.gflops = 2.0 * static_cast<double>(a.nnz()) * n / (r.spade.median * 1e-3) / 1e9;
+  finish_ratio(r);
+  return r;
+}
+
+// ---- SpGEMM ---------------------------------------------------------------------------------
+
+template <class T>
+result_row bench_spgemm(const matrix_case<T>& mc, const csr<T, cpu>& host, const run_options& ro,
+                        gpu_timer& timer) {
+  result_row r = start_row(mc, host, 0);
+  const cudaStream_t stream = timer.stream();
+  const double tol = tolerance<T>();
+  r.baseline = "cusparse_spgemm";
+  if (host.rows() != host.cols()) {
+    r.check = "skipped";
+    r.note = "not square: A*A undefined";
+    return r;
+  }
+  r.products = product_count(host, host);
+  if (r.products > ro.max_products && mc.family != "rmat") {
+    r.check = "skipped";
+    r.note = "products " + cell(r.products) + " > --max-products " + cell(ro.max_products);
+    return r;
+  }
+  const csr<T, gpu> a = to_gpu(host);
+  csr<T, gpu> c;
+  auto spade_call = [&] { c = a * a; };
+
+  const bool small = r.products <= ro.reference_work;
+  csr<double, cpu> ref;
+  if (small) {
+    const csr<double, cpu> ad = to_double(host);
+    ref = spade::reference(ad * ad);
+  }
+
+  csr<T, cpu> out;
+  try {
+    r.spade_kernel = chosen_kernel(explain(a * a));
+    spade_call();
+    out = to_cpu(c);
+  } catch (const std::exception& e) {
+    r.spade_kernel = "error";
+    r.check = "error";
+    append_note(r.note, std::string("spade: ") + e.what());
+  }
+  c = csr<T, gpu>();
+
+  best_of best;
+  csr<T, cpu> base_out;
+  bool have_base = false;
+  {
+    spgemm_baseline<T> base(a, a, stream, ro.all_algorithms);
+    for (std::size_t i = 0; i < base.variants().size(); ++i) {
+      const auto& v = base.variants()[i];
+      // ALG3 (chunked, less memory) is the fallback where DEFAULT fails, unless --all-algs.
+      if (i > 0 && have_base && !ro.all_algorithms) continue;
+      try {
+        base.run(v);
+        csr<T, cpu> got = base.result();
+        const check_outcome chk = small        ? compare_csr(got, ref, "reference", tol)
+                                  : !have_base ? check_outcome{true, 0, "", ""}
+                                               : compare_csr(got, base_out, "cusparse", tol);
+        if (!chk.ok) throw std::runtime_error("wrong result (" + chk.note + ")");
+        if (!have_base) base_out = std::move(got);
+        have_base = true;
+        const stats s = timer.kernel([&] { base.run(v); }, ro.timing, /*hold=*/false);
+        best.offer(v.status.name, s);
+        append_note(r.note, v.status.name + " " + ms_text(s.median));
+      } catch (const std::exception& e) {
+        append_note(r.note, v.status.name + " failed: " + e.what());
+      }
+    }
+  }
+  trim_default_pool();
+  r.baseline = best.name.empty() ? "cusparse_spgemm: failed" : best.name;
+  r.base = best.time;
+
+  if (r.check != "error") {
+    if (small) {
+      apply_check(r, compare_csr(out, ref, "reference", tol));
+    } else if (have_base) {
+      apply_check(r, compare_csr(out, base_out, "cusparse", tol));
+    } else {
+      const auto rows = sample_rows(a.rows(), 512);
+      apply_check(r, compare_csr(out, sampled_product(host, host, rows), "sampled", tol, &rows));
+    }
+  }
+  base_out = csr<T, cpu>();
+  if (r.check == "ok") {
+    // SpGEMM synchronises to learn nnz(C): its events include that wait (no stream hold), so
+    // they already measure a whole call.
+    r.spade = timer.kernel(spade_call, ro.timing, /*hold=*/false);
+    r.spade_e2e_ms = r.spade.median;
+    first_call(r, spade_call, a, timer);
+  }
+  const double bytes = csr_bytes<T>(a.rows(), a.nnz()) + csr_bytes<T>(a.rows(), out.nnz());
+  r.working_set_mb = bytes / 1e6;
+  r.memory = memory_label(bytes, ro.timing.flush_l2);
+  r.gflops = 2.0 * r.products / (r.spade.median * 1e-3) / 1e9;
+  finish_ratio(r);
+  return r;
+}
+
+// ---- reporting ------------------------------------------------------------------------------
+
+void print_header() {
+  std::printf("%-30s %9s %10s %5s %-15s %10s %-24s %10s %6s %7s %6s %-11s %s\n", "matrix", "rows",
+              "nnz", "n", "spade_kernel", "spade_ms", "baseline", "base_ms", "ratio", "GB/s",
+              "%copy", "memory", "check");
+}
+
+void print_row(const result_row& r, const run_options& ro) {
+  const double pct = r.gbps / ro.copy_gbps * 100;
+  std::printf("%-30s %9d %10" PRId64 " %5s %-15s %10.4g %-24s %10.4g %6.3f %7.1f %6.1f %-11s %s\n",
+              r.matrix.c_str(), r.rows, r.nnz, r.n ? std::to_string(r.n).c_str() : "-",
+              r.spade_kernel.c_str(), r.spade.median, r.baseline.c_str(), r.base.median, r.ratio,
+              r.gbps, pct, r.memory.c_str(), r.check.c_str());
+  std::fflush(stdout);
+}
+
+/// Prints the summary; returns how many rows failed their check or raised an error.
+int print_summary(const std::vector<result_row>& rows, const run_options& ro) {
+  std::printf("\n== summary ==\n");
+  print_header();
+  for (const auto& r : rows)
+    print_row(r, ro);
+  std::vector<double> all;
+  std::vector<double> real;
+  std::vector<double> synthetic;
+  std::vector<double> dram;
+  const result_row* worst = nullptr;
+  int failed = 0;
+  for (const auto& r : rows) {
+    if (r.check == "FAILED" || r.check == "error") ++failed;
+    if (std::isnan(r.ratio)) continue;
+    all.push_back(r.ratio);
+    (r.family == "real" ? real : synthetic).push_back(r.ratio);
+    if (r.memory == "dram") dram.push_back(r.ratio);
+    if (!worst || r.ratio < worst->ratio) worst = &r;
+  }
+  std::printf("geomean ratio (baseline_ms / spade_ms, > 1: Spade faster): %.3f over %zu\n",
+              geomean(all), all.size());
+  std::printf(
+      "  real %.3f over %zu; synthetic %.3f over %zu; working set >= 200 MB %.3f over %zu\n",
+      geomean(real), real.size(), geomean(synthetic), synthetic.size(), geomean(dram), dram.size());
+  if (worst)
+    std::printf("worst: %.3f on %s (n %d)\n", worst->ratio, worst->matrix.c_str(), worst->n);
+  std::printf("failed or error: %d of %zu\n", failed, rows.size());
+  std::printf(
+      "bandwidth: bytes = nnz*(sizeof(T)+4) + (rows+1)*4 + (rows+cols)*N*sizeof(T) (each "
+      "array once); %%copy against %.0f GB/s measured device copy\n",
+      ro.copy_gbps);
+  std::printf("device: %s\ncommit: %s\n", ro.device.c_str(), ro.commit.c_str());
+  return failed;
+}
+
+// ---- commands -------------------------------------------------------------------------------
+
+template <class T>
+int command_products(const std::string& family, const set_options& so, const options& opt,
+                     run_options& ro) {
+  gpu_timer timer(spade_stream());
+  ro.copy_gbps = timer.copy_bandwidth_gbps();
+  std::printf("device copy bandwidth: %.0f GB/s (read + write, 512 MiB)\n", ro.copy_gbps);
+  std::vector<index_t> widths;
+  bool paper_width = false;
+  if (family == "spmm") {
+    std::string list = opt.get("n", "32");
+    std::size_t at = 0;
+    while (at <= list.size()) {
+      const std::size_t comma = std::min(list.find(',', at), list.size());
+      const std::string item = list.substr(at, comma - at);
+      if (item == "n")
+        paper_width = true;
+      else if (!item.empty())
+        widths.push_back(static_cast<index_t>(std::stol(item)));
+      at = comma + 1;
+    }
+  }
+  csv_writer csv(ro.csv, csv_columns);
+  std::vector<result_row> rows;
+  const auto cases = matrix_set<T>(so);
+  std::printf("%zu matrices (%s)\n\n", cases.size(), precision_name<T>());
+  print_header();
+  for (const auto& mc : cases) {
+    std::vector<result_row> made;
+    try {
+      const csr<T, cpu> host = mc.make();
+      if (family == "spmv") {
+        made.push_back(bench_spmv(mc, host, ro, timer));
+      } else if (family == "spmm") {
+        std::vector<index_t> ns = widths;
+        if (paper_width && mc.family == "gcoo_paper") ns.push_back(host.cols());
+        for (index_t n : ns)
+          made.push_back(bench_spmm(mc, host, n, ro, timer));
+      } else {
+        made.push_back(bench_spgemm(mc, host, ro, timer));
+      }
+    } catch (const std::exception& e) {
+      result_row r;
+      r.family = mc.family;
+      r.matrix = mc.name;
+      r.precision = precision_name<T>();
+      r.check = "error";
+      r.note = e.what();
+      made.push_back(r);
+      std::fprintf(stderr, "%s: %s\n", mc.name.c_str(), e.what());
+    }
+    trim_default_pool();
+    for (auto& r : made) {
+      print_row(r, ro);
+      csv.write(csv_cells(r, ro));
+      rows.push_back(std::move(r));
+    }
+  }
+  // Exit 3 when a result was wrong or could not be computed: that is a bug to look at.
+  return print_summary(rows, ro) > 0 ? 3 : 0;
+}
+
+struct overhead_side {
+  std::string kernel;
+  stats gpu;
+  host_cost host;
+  check_outcome check;
+};
+
+template <class Body>
+overhead_side measure_side(std::string kernel, Body&& body, const check_outcome& chk, int calls,
+                           const run_options& ro, gpu_timer& timer) {
+  overhead_side s;
+  s.kernel = std::move(kernel);
+  s.check = chk;
+  if (!chk.ok) return s;
+  s.gpu = timer.kernel(body, ro.timing);
+  s.host = timer.host_loop(body, calls, 50);
+  return s;
+}
+
+/// Prints and writes both sides; returns false when a check failed.
+bool report_overhead(const std::string& name, const overhead_side& spade_side,
+                     const overhead_side& base, csv_writer& csv, const run_options& ro) {
+  for (const auto* s : {&spade_side, &base}) {
+    std::printf("%-34s %-8s %-24s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %s%s\n", name.c_str(),
+                s == &spade_side ? "spade" : "baseline", s->kernel.c_str(), s->host.held_us,
+                s->host.loop_us, s->host.wall_us, s->gpu.median * 1e3, s->gpu.min * 1e3,
+                s->gpu.max * 1e3, s->check.ok ? "ok" : ("FAILED " + s->check.note).c_str(),
+                s->host.hold_expired ? " (hold expired)" : "");
+    csv.write({name, s == &spade_side ? "spade" : "baseline", s->kernel, cell(s->host.held_us),
+               cell(s->host.loop_us), cell(s->host.wall_us), cell(s->gpu.median * 1e3),
+               cell(s->gpu.min * 1e3), cell(s->gpu.max * 1e3), s->check.ok ? "ok" : "FAILED",
+               ro.commit, ro.device});
+  }
+  const double diff = spade_side.host.held_us - base.host.held_us;
+  std::printf("%-34s Spade - baseline host time: %+.2f us per call (target <= +3 us): %s\n\n",
+              name.c_str(), diff, diff <= 3.0 ? "PASS" : "MISS");
+  return spade_side.check.ok && base.check.ok;
+}
+
+template <class T>
+int command_overhead(const options& opt, run_options& ro) {
+  gpu_timer timer(spade_stream());
+  const cudaStream_t stream = timer.stream();
+  const int calls = static_cast<int>(opt.number("calls", 10000));
+  const double tol = tolerance<T>();
+  csv_writer csv(ro.csv,
+                 {"case", "side", "kernel", "host_us_held", "host_us_loop", "wall_us_per_call",
+                  "gpu_us_median", "gpu_us_min", "gpu_us_max", "check", "commit", "device"});
+  std::printf(
+      "%d calls per loop; host_us_held: loop time per call with the stream held (host "
+      "work only); host_us_loop: loop time per call, stream running, synchronised after "
+      "the loop; wall_us: (loop + sync) per call; gpu_us: event median [min, max]\n\n",
+      calls);
+  std::printf("%-34s %-8s %-24s %9s %9s %9s %9s %9s %9s %s\n", "case", "side", "kernel",
+              "host_held", "host_loop", "wall_us", "gpu_med", "gpu_min", "gpu_max", "check");
+
+  bool ok = true;
+  const csr<T, cpu> a_host = generate::uniform_rows<T>(1000, 1000, 5, ro.seed);
+  const csr<T, gpu> a = to_gpu(a_host);
+  const csr<double, cpu> ad = to_double(a_host);
+
+  {  // y = A*x, SpMV
+    const vector<T, cpu> x_host = random_vector<T>(a.cols(), ro.seed + 1);
+    const vector<T, gpu> x = to_gpu(x_host);
+    vector<T, gpu> y(a.rows());
+    vector<T, gpu> yb(a.rows());
+    const auto ref = spade::reference(ad * to_double(x_host)).values();
+    const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(a.rows());
+    poison(y.data(), bytes, stream);
+    y = a * x;
+    const auto spade_side = measure_side(
+        chosen_kernel(explain(a * x)), [&] { y = a * x; },
+        compare_values(y.values().to_host(), ref, "reference", tol), calls, ro, timer);
+    spmv_baseline<T> base(a, x, yb, stream);
+    overhead_side best;
+    for (auto& v : base.variants()) {
+      if (!v.status.error.empty()) continue;
+      poison(yb.data(), bytes, stream);
+      base.run(v);
+      auto side = measure_side(
+          v.status.name, [&] { base.run(v); },
+          compare_values(yb.values().to_host(), ref, "reference", tol), calls, ro, timer);
+      if (best.kernel.empty() || side.host.held_us < best.host.held_us) best = side;
+    }
+    ok &= report_overhead("y = A*x (csr 1000x1000, 5/row)", spade_side, best, csv, ro);
+  }
+  {  // y = A*x, GEMV
+    const dense<T, cpu> d_host = random_dense<T>(256, 256, ro.seed + 3);
+    const dense<T, gpu> d = to_gpu(d_host);
+    const vector<T, cpu> x_host = random_vector<T>(256, ro.seed + 4);
+    const vector<T, gpu> x = to_gpu(x_host);
+    vector<T, gpu> y(256);
+    vector<T, gpu> yb(256);
+    const auto ref = spade::reference(to_double(d_host) * to_double(x_host)).values();
+    poison(y.data(), sizeof(T) * 256, stream);
+    y = d * x;
+    const auto spade_side = measure_side(
+        chosen_kernel(explain(d * x)), [&] { y = d * x; },
+        compare_values(y.values().to_host(), ref, "reference", tol), calls, ro, timer);
+    dense_baseline<T> blas(stream);
+    poison(yb.data(), sizeof(T) * 256, stream);
+    blas.gemv(d, x, yb);
+    const auto base = measure_side(
+        "cublas_gemv", [&] { blas.gemv(d, x, yb); },
+        compare_values(yb.values().to_host(), ref, "reference", tol), calls, ro, timer);
+    ok &= report_overhead("y = A*x (dense 256x256)", spade_side, base, csv, ro);
+  }
+  {  // C = A*B, SpMM, N = 32
+    const index_t n = 32;
+    const dense<T, cpu> b_host = random_dense<T>(a.cols(), n, ro.seed + 5);
+    const dense<T, gpu> b = to_gpu(b_host);
+    dense<T, gpu> c(a.rows(), n);
+    dense<T, gpu> cb(a.rows(), n);
+    const auto ref = spade::reference(ad * to_double(b_host)).values();
+    const std::size_t bytes = sizeof(T) * c.element_count();
+    poison(c.data(), bytes, stream);
+    c = a * b;
+    const auto spade_side = measure_side(
+        chosen_kernel(explain(a * b)), [&] { c = a * b; },
+        compare_values(c.values().to_host(), ref, "reference", tol), calls, ro, timer);
+    spmm_baseline<T> base(a, b, cb, stream);
+    overhead_side best;
+    for (auto& v : base.variants()) {
+      if (!v.status.error.empty()) continue;
+      poison(cb.data(), bytes, stream);
+      base.run(v);
+      auto side = measure_side(
+          v.status.name, [&] { base.run(v); },
+          compare_values(cb.values().to_host(), ref, "reference", tol), calls, ro, timer);
+      if (best.kernel.empty() || side.host.held_us < best.host.held_us) best = side;
+    }
+    ok &= report_overhead("C = A*B (csr 1000x1000, 5/row, N=32)", spade_side, best, csv, ro);
+  }
+  std::printf("device: %s\ncommit: %s\n", ro.device.c_str(), ro.commit.c_str());
+  return ok ? 0 : 3;
+}
+
+int command_device(run_options& ro) {
+  gpu_timer timer(spade_stream());
+  std::printf("device: %s\n", ro.device.c_str());
+  std::printf("device copy bandwidth: %.0f GB/s (read + write, 512 MiB, median of 20)\n",
+              timer.copy_bandwidth_gbps());
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::printf("%s", usage_text);
+    return args.empty() ? 1 : 0;
+  }
+  const std::string command = args[0];
+  if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
+      command != "spgemm") {
+    std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
+    return 1;
+  }
+  const options opt({args.begin() + 1, args.end()},
+                    {"quick", "double", "flush-l2", "all-algs", "gemm"},
+                    {"matrices", "sets", "only", "n", "max-products", "warmup", "reps",
+                     "reference-work", "seed", "csv", "commit", "calls"});
+  std::string why;
+  if (!device_available(&why)) {
+    std::printf("no GPU: %s\n", why.c_str());
+    return 2;
+  }
+  run_options ro;
+  ro.timing.warmups = std::max<int>(5, static_cast<int>(opt.number("warmup", 5)));
+  ro.timing.reps = std::max<int>(20, static_cast<int>(opt.number("reps", 20)));
+  ro.timing.flush_l2 = opt.has("flush-l2");
+  ro.csv = opt.get("csv");
+  ro.commit = opt.get("commit", "unknown");
+  ro.all_algorithms = opt.has("all-algs");
+  ro.gemm = opt.has("gemm");
+  ro.max_products = opt.real("max-products", ro.max_products);
+  ro.reference_work = opt.real("reference-work", ro.reference_work);
+  ro.seed = static_cast<std::uint64_t>(opt.number("seed", static_cast<long long>(ro.seed)));
+  ro.device = device_line();
+  keep_default_pool();
+
+  ro.operation = command;
+  ro.command = "spade-bench";
+  for (const auto& a : args)
+    ro.command += " " + a;
+  std::printf("%s\ndevice: %s\ncommit: %s\n", ro.command.c_str(), ro.device.c_str(),
+              ro.commit.c_str());
+  std::printf("timing: %d warm-ups, median of %d (min, max), CUDA events on Spade's stream%s\n",
+              ro.timing.warmups, ro.timing.reps, ro.timing.flush_l2 ? ", L2 flushed" : "");
+
+  const bool fp64 = opt.has("double");
+  if (command == "device") return command_device(ro);
+  if (command == "overhead")
+    return fp64 ? command_overhead<double>(opt, ro) : command_overhead<float>(opt, ro);
+  if (command == "spmv" || command == "spmm" || command == "spgemm") {
+    set_options so;
+    const char* env = std::getenv("SPADE_MATRIX_DIR");
+    so.matrix_dir = opt.get("matrices", env ? env : "");
+    so.quick = opt.has("quick");
+    const std::string sets = opt.get("sets", "all");
+    if (sets != "all" && sets != "real" && sets != "synthetic")
+      throw std::invalid_argument("--sets takes all, real or synthetic, not '" + sets + "'");
+    so.real = sets == "all" || sets == "real";
+    so.synthetic = sets == "all" || sets == "synthetic";
+    so.only = opt.get("only");
+    so.seed = ro.seed;
+    if (so.real && so.matrix_dir.empty())
+      std::printf("no --matrices DIR and no $SPADE_MATRIX_DIR: real matrices skipped\n");
+    return fp64 ? command_products<double>(command, so, opt, ro)
+                : command_products<float>(command, so, opt, ro);
+  }
+  return 1;
+}
+
+}  // namespace
+}  // namespace spade::bench
+
+int main(int argc, char** argv) {
+  try {
+    return spade::bench::run(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "spade-bench: %s (spade-bench --help lists the options)\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spade-bench: %s\n", e.what());
+    return 1;
+  }
+}
