@@ -95,4 +95,22 @@ dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
   }
 }
 
+// The float and double instantiations, compiled once into the library (see
+// SPADE_HOST_INSTANCES in cpu/evaluate.hpp for why); SPADE_HEADER_ONLY turns this off.
+#define SPADE_HOST_CONVERT_INSTANCES(PREFIX, T)                                            \
+  PREFIX template coo<T, cpu> csr_to_coo<T>(const csr<T, cpu>&);                           \
+  PREFIX template csr<T, cpu> coo_to_csr<T>(const coo<T, cpu>&);                           \
+  PREFIX template dense<T, cpu, row_major> csr_to_dense<row_major, T>(const csr<T, cpu>&); \
+  PREFIX template dense<T, cpu, col_major> csr_to_dense<col_major, T>(const csr<T, cpu>&); \
+  PREFIX template csr<T, cpu> dense_to_csr<T, row_major>(const dense<T, cpu, row_major>&); \
+  PREFIX template csr<T, cpu> dense_to_csr<T, col_major>(const dense<T, cpu, col_major>&); \
+  PREFIX template dense<T, cpu, col_major> relayout<col_major, T, row_major>(              \
+      const dense<T, cpu, row_major>&);                                                    \
+  PREFIX template dense<T, cpu, row_major> relayout<row_major, T, col_major>(              \
+      const dense<T, cpu, col_major>&);
+#ifndef SPADE_HEADER_ONLY
+SPADE_HOST_CONVERT_INSTANCES(extern, float)
+SPADE_HOST_CONVERT_INSTANCES(extern, double)
+#endif
+
 }  // namespace spade::host
