@@ -3,7 +3,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -27,7 +26,6 @@ class owned {
   }
   owned(const owned&) = delete;
   owned& operator=(const owned&) = delete;
-  owned(owned&& other) noexcept : descr_(std::exchange(other.descr_, nullptr)) {}
 
   Descr* out() noexcept { return &descr_; }
   Descr get() const noexcept { return descr_; }
@@ -52,34 +50,6 @@ void describe(const_sp_mat& d, const csr<T, gpu>& a) {
                              a.col_idx().data(), a.values().data(), CUSPARSE_INDEX_32I,
                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, detail::cuda_type<T>),
       "describing a csr operand to cuSPARSE");
-}
-
-// Kept in a csr operand's conversion cache: its cuSPARSE descriptor and the workspaces of its
-// last SpMV and SpMM, so repeating a product (an iterative solver, a GNN layer) skips the
-// descriptor creation, the buffer-size query, the allocation and SpMM's preprocessing. The
-// cache is cleared whenever the operand's values are written, and dies with the operand.
-struct cusparse_operand_state {
-  struct workspace_slot {
-    std::uint64_t key[8] = {};  // what the buffer was sized (and preprocessed) for
-    bool valid = false;
-    device_buffer<std::byte> buffer;
-  };
-  const_sp_mat descr;
-  workspace_slot spmv;
-  workspace_slot spmm;
-};
-struct cusparse_operand_key {};
-
-// The cached state of `a` (created on first use).
-template <class T>
-cusparse_operand_state& operand_state(const csr<T, gpu>& a) {
-  using holder = std::shared_ptr<cusparse_operand_state>;
-  const holder& state = a.cache().template get_or_make<cusparse_operand_key, holder>([&] {
-    auto fresh = std::make_shared<cusparse_operand_state>();
-    describe(fresh->descr, a);
-    return fresh;
-  });
-  return *state;
 }
 
 template <layout L>
@@ -119,25 +89,15 @@ cusparseSpMVAlg_t cusparse_alg(spmv_algorithm algorithm) {
 
 template <class T>
 attempt try_spmv(context& ctx, cusparseHandle_t handle, cusparseOperation_t op, const T& alpha,
-                 cusparse_operand_state& a, const const_dn_vec& x, const T& beta, const dn_vec& y,
+                 const const_sp_mat& a, const const_dn_vec& x, const T& beta, const dn_vec& y,
                  cusparseSpMVAlg_t alg) {
-  auto& slot = a.spmv;
-  const std::uint64_t key[8] = {static_cast<std::uint64_t>(op), static_cast<std::uint64_t>(alg)};
-  if (!slot.valid || !std::equal(key, key + 8, slot.key)) {
-    slot.valid = false;
-    std::size_t bytes = 0;
-    cusparseStatus_t status =
-        cusparseSpMV_bufferSize(handle, op, &alpha, a.descr.get(), x.get(), &beta, y.get(),
-                                detail::cuda_type<T>, alg, &bytes);
-    if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMV_bufferSize"};
-    slot.buffer = workspace(bytes, ctx);
-    std::copy(key, key + 8, slot.key);
-    slot.valid = true;
-  }
-  const cusparseStatus_t status =
-      cusparseSpMV(handle, op, &alpha, a.descr.get(), x.get(), &beta, y.get(), detail::cuda_type<T>,
-                   alg, slot.buffer.data());
-  if (status != CUSPARSE_STATUS_SUCCESS) slot.valid = false;
+  std::size_t bytes = 0;
+  cusparseStatus_t status = cusparseSpMV_bufferSize(handle, op, &alpha, a.get(), x.get(), &beta,
+                                                    y.get(), detail::cuda_type<T>, alg, &bytes);
+  if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMV_bufferSize"};
+  device_buffer<std::byte> work = workspace(bytes, ctx);
+  status = cusparseSpMV(handle, op, &alpha, a.get(), x.get(), &beta, y.get(), detail::cuda_type<T>,
+                        alg, work.data());
   return {status, "cusparseSpMV"};
 }
 
@@ -157,37 +117,21 @@ cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm) {
 
 template <class T>
 attempt try_spmm(context& ctx, cusparseHandle_t handle, cusparseOperation_t op_a,
-                 cusparseOperation_t op_b, const T& alpha, cusparse_operand_state& a,
-                 const const_dn_mat& b, const void* b_data, const T& beta, const dn_mat& c,
-                 const void* c_data, std::int64_t n, cusparseSpMMAlg_t alg) {
+                 cusparseOperation_t op_b, const T& alpha, const const_sp_mat& a,
+                 const const_dn_mat& b, const T& beta, const dn_mat& c, cusparseSpMMAlg_t alg) {
   const cudaDataType_t type = detail::cuda_type<T>;
-  auto& slot = a.spmm;
-  // Preprocessing is tied to the operands it saw: the key holds their addresses and shape.
-  const std::uint64_t key[8] = {static_cast<std::uint64_t>(op_a),
-                                static_cast<std::uint64_t>(op_b),
-                                static_cast<std::uint64_t>(alg),
-                                static_cast<std::uint64_t>(n),
-                                reinterpret_cast<std::uintptr_t>(b_data),
-                                reinterpret_cast<std::uintptr_t>(c_data),
-                                1};
-  if (!slot.valid || !std::equal(key, key + 8, slot.key)) {
-    slot.valid = false;
-    std::size_t bytes = 0;
-    cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op_a, op_b, &alpha, a.descr.get(),
-                                                      b.get(), &beta, c.get(), type, alg, &bytes);
-    if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_bufferSize"};
-    slot.buffer = workspace(bytes, ctx);
-    if (alg == CUSPARSE_SPMM_CSR_ALG2 || alg == CUSPARSE_SPMM_CSR_ALG3) {
-      status = cusparseSpMM_preprocess(handle, op_a, op_b, &alpha, a.descr.get(), b.get(), &beta,
-                                       c.get(), type, alg, slot.buffer.data());
-      if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_preprocess"};
-    }
-    std::copy(key, key + 8, slot.key);
-    slot.valid = true;
+  std::size_t bytes = 0;
+  cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op_a, op_b, &alpha, a.get(), b.get(),
+                                                    &beta, c.get(), type, alg, &bytes);
+  if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_bufferSize"};
+  device_buffer<std::byte> work = workspace(bytes, ctx);
+  if (alg == CUSPARSE_SPMM_CSR_ALG2 || alg == CUSPARSE_SPMM_CSR_ALG3) {
+    status = cusparseSpMM_preprocess(handle, op_a, op_b, &alpha, a.get(), b.get(), &beta, c.get(),
+                                     type, alg, work.data());
+    if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_preprocess"};
   }
-  const cusparseStatus_t status = cusparseSpMM(handle, op_a, op_b, &alpha, a.descr.get(), b.get(),
-                                               &beta, c.get(), type, alg, slot.buffer.data());
-  if (status != CUSPARSE_STATUS_SUCCESS) slot.valid = false;
+  status = cusparseSpMM(handle, op_a, op_b, &alpha, a.get(), b.get(), &beta, c.get(), type, alg,
+                        work.data());
   return {status, "cusparseSpMM"};
 }
 
@@ -223,7 +167,8 @@ void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x
     return;
   }
   const cusparseHandle_t handle = detail::cusparse_of(ctx);
-  cusparse_operand_state& da = operand_state(a);
+  const_sp_mat da;
+  describe(da, a);
   const_dn_vec dx;
   SPADE_CUSPARSE_TRY(cusparseCreateConstDnVec(dx.out(), x.size(), x.data(), detail::cuda_type<T>),
                      "describing x to cuSPARSE (spmv)");
@@ -256,7 +201,8 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
     return;
   }
   const cusparseHandle_t handle = detail::cusparse_of(ctx);
-  cusparse_operand_state& da = operand_state(a);
+  const_sp_mat da;
+  describe(da, a);
   dn_mat dc;
   SPADE_CUSPARSE_TRY(cusparseCreateDnMat(dc.out(), c.rows(), c.cols(), ld_of(c.leading_dimension()),
                                          c.data(), detail::cuda_type<T>, order_of<LC>),
@@ -265,25 +211,22 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
   const cusparseSpMMAlg_t alg = cusparse_alg(algorithm);
   // Each algorithm takes only some combinations of op(A), op(B) and orders, and reports the others
   // as NOT_SUPPORTED before it launches anything; CUSPARSE_SPMM_ALG_DEFAULT takes the most.
-  const std::int64_t n = c.cols();
-  auto run = [&](const const_dn_mat& db, const void* b_data, cusparseOperation_t op_b) {
-    attempt result =
-        try_spmm(ctx, handle, op, op_b, alpha, da, db, b_data, beta, dc, c.data(), n, alg);
+  auto run = [&](const const_dn_mat& db, cusparseOperation_t op_b) {
+    attempt result = try_spmm(ctx, handle, op, op_b, alpha, da, db, beta, dc, alg);
     if (unsupported(result) && alg != CUSPARSE_SPMM_ALG_DEFAULT)
-      result = try_spmm(ctx, handle, op, op_b, alpha, da, db, b_data, beta, dc, c.data(), n,
-                        CUSPARSE_SPMM_ALG_DEFAULT);
+      result = try_spmm(ctx, handle, op, op_b, alpha, da, db, beta, dc, CUSPARSE_SPMM_ALG_DEFAULT);
     return result;
   };
   const_dn_mat db;
   const cusparseOperation_t op_b = describe_in_order<LC>(db, b);
-  attempt result = run(db, b.data(), op_b);
+  attempt result = run(db, op_b);
   if constexpr (!std::is_same_v<LB, LC>) {
     // Last resort where op(B) = transpose is refused too: a copy of B in C's layout.
     if (unsupported(result)) {
       const dense<T, gpu, LC> b_copy = relayout<T, LB, LC>(b);
       const_dn_mat db_copy;
       describe_in_order<LC>(db_copy, b_copy);
-      result = run(db_copy, b_copy.data(), CUSPARSE_OPERATION_NON_TRANSPOSE);
+      result = run(db_copy, CUSPARSE_OPERATION_NON_TRANSPOSE);
     }
   }
   detail::check_cusparse(result.status, result.call, "multiplying csr by a dense matrix (spmm)");

@@ -1,0 +1,415 @@
+// The planner as types: plan_of<E> for every cell of the rule tables (cpu and gpu spaces, float
+// and double), has_kernel, explain(), the conversion cache (conversion_counter) and eval<K>.
+// gpu expressions are only built (from empty objects, which touch no device), never evaluated.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <spade/spade.hpp>
+#include <string>
+#include <type_traits>
+
+using spade::col_major;
+using spade::cpu;
+using spade::gpu;
+using spade::row_major;
+using spade::plan::convert;
+using spade::plan::lhs;
+using spade::plan::rhs;
+namespace kernels = spade::kernels;
+namespace rules = spade::plan::rules;
+
+namespace {
+
+template <class... Cs>
+using candidates = spade::plan::candidates<Cs...>;
+template <class K, class... Steps>
+using candidate = spade::plan::candidate<K, spade::plan::steps<Steps...>>;
+
+template <class E, class Expected>
+constexpr bool plans = std::is_same_v<typename spade::plan_of<E>::candidates, Expected>;
+template <class E, class Rule>
+constexpr bool rule_is = std::is_same_v<typename spade::plan_of<E>::rule, Rule>;
+
+/// Every operand kind of one scalar and space, default-constructed (empty): expressions built
+/// from them compute nothing, so gpu ones need no device.
+template <class T, class S>
+struct operands {
+  spade::dense<T, S, row_major> row;
+  spade::dense<T, S, col_major> col;
+  spade::csr<T, S> csr;
+  spade::coo<T, S> coo;
+  spade::vector<T, S> vec;
+};
+
+std::uint64_t fresh_seed() {
+  static std::uint64_t calls = 0;
+  const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
+  return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+// ---- products: 4 left operand kinds × 5 right ones, per space -------------------------------
+
+template <class T>
+void cpu_product_cells() {
+  using K = kernels::eigen_product;
+  using csr = spade::csr<T, cpu>;
+  operands<T, cpu> o;
+  // dense × dense, dense × vector: no conversions.
+  static_assert(plans<decltype(o.row * o.row), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.row * o.col), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.col * o.row), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.col * o.col), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.row * o.vec), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.col * o.vec), candidates<candidate<K>>>);
+  // dense × sparse: Eigen takes csr; a coo is converted.
+  static_assert(plans<decltype(o.row * o.csr), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.col * o.csr), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.row * o.coo), candidates<candidate<K, convert<rhs, csr>>>>);
+  static_assert(plans<decltype(o.col * o.coo), candidates<candidate<K, convert<rhs, csr>>>>);
+  // sparse × dense, sparse × vector.
+  static_assert(plans<decltype(o.csr * o.row), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.csr * o.col), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.csr * o.vec), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.coo * o.row), candidates<candidate<K, convert<lhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.col), candidates<candidate<K, convert<lhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.vec), candidates<candidate<K, convert<lhs, csr>>>>);
+  // sparse × sparse: both operands csr, lhs converted first.
+  static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<K>>>);
+  static_assert(plans<decltype(o.csr * o.coo), candidates<candidate<K, convert<rhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.csr), candidates<candidate<K, convert<lhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.coo),
+                      candidates<candidate<K, convert<lhs, csr>, convert<rhs, csr>>>>);
+}
+
+template <class T>
+void gpu_product_cells() {
+  using csr = spade::csr<T, gpu>;
+  using dense_row = spade::dense<T, gpu, row_major>;
+  using spmm = kernels::cusparse_spmm;
+  using gemm = kernels::cublas_gemm;
+  using gemv = kernels::cublas_gemv;
+  using spmv = kernels::cusparse_spmv;
+  using spgemm = kernels::cusparse_spgemm;
+  operands<T, gpu> o;
+  // dense × dense: GEMM takes any layouts; dense × vector: GEMV.
+  static_assert(plans<decltype(o.row * o.row), candidates<candidate<gemm>>>);
+  static_assert(plans<decltype(o.row * o.col), candidates<candidate<gemm>>>);
+  static_assert(plans<decltype(o.col * o.row), candidates<candidate<gemm>>>);
+  static_assert(plans<decltype(o.col * o.col), candidates<candidate<gemm>>>);
+  static_assert(plans<decltype(o.row * o.vec), candidates<candidate<gemv>>>);
+  static_assert(plans<decltype(o.col * o.vec), candidates<candidate<gemv>>>);
+  // dense × sparse: the sparse operand is densified (row-major) for GEMM.
+  static_assert(
+      plans<decltype(o.row * o.csr), candidates<candidate<gemm, convert<rhs, dense_row>>>>);
+  static_assert(
+      plans<decltype(o.col * o.csr), candidates<candidate<gemm, convert<rhs, dense_row>>>>);
+  static_assert(plans<decltype(o.row * o.coo),
+                      candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
+  static_assert(plans<decltype(o.col * o.coo),
+                      candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
+  // sparse × dense: SpMM on csr first, GEMM on the densified operand second.
+  static_assert(plans<decltype(o.csr * o.row),
+                      candidates<candidate<spmm>, candidate<gemm, convert<lhs, dense_row>>>>);
+  static_assert(plans<decltype(o.csr * o.col),
+                      candidates<candidate<spmm>, candidate<gemm, convert<lhs, dense_row>>>>);
+  static_assert(plans<decltype(o.coo * o.row),
+                      candidates<candidate<spmm, convert<lhs, csr>>,
+                                 candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
+  static_assert(plans<decltype(o.coo * o.col),
+                      candidates<candidate<spmm, convert<lhs, csr>>,
+                                 candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
+  // sparse × vector: SpMV on csr.
+  static_assert(plans<decltype(o.csr * o.vec), candidates<candidate<spmv>>>);
+  static_assert(plans<decltype(o.coo * o.vec), candidates<candidate<spmv, convert<lhs, csr>>>>);
+  // sparse × sparse: SpGEMM on two csr.
+  static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<spgemm>>>);
+  static_assert(plans<decltype(o.csr * o.coo), candidates<candidate<spgemm, convert<rhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.csr), candidates<candidate<spgemm, convert<lhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.coo),
+                      candidates<candidate<spgemm, convert<lhs, csr>, convert<rhs, csr>>>>);
+}
+
+/// The rule each product cell picks (the same in both spaces).
+template <class T, class S>
+void product_rules() {
+  operands<T, S> o;
+  static_assert(rule_is<decltype(o.row * o.col), rules::dense_times_dense>);
+  static_assert(rule_is<decltype(o.coo * o.row), rules::sparse_times_dense>);
+  static_assert(rule_is<decltype(o.csr * o.col), rules::sparse_times_dense>);
+  static_assert(rule_is<decltype(o.col * o.coo), rules::dense_times_sparse>);
+  static_assert(rule_is<decltype(o.csr * o.vec), rules::sparse_times_vector>);
+  static_assert(rule_is<decltype(o.coo * o.vec), rules::sparse_times_vector>);
+  static_assert(rule_is<decltype(o.col * o.vec), rules::dense_times_vector>);
+  static_assert(rule_is<decltype(o.coo * o.csr), rules::sparse_times_sparse>);
+  static_assert(rule_is<decltype(o.row + o.col), rules::dense_plus_dense>);
+  static_assert(rule_is<decltype(o.csr - o.coo), rules::sparse_plus_sparse>);
+  static_assert(rule_is<decltype(o.vec + o.vec), rules::vector_plus_vector>);
+  // A vector on the left has no product rule (the operator refuses it: tests/compile_fail).
+  using spade::expr::product_result;
+  using spade::expr::sum_result;
+  using spade::expr::unsupported;
+  using V = spade::vector<T, S>;
+  static_assert(
+      std::is_same_v<typename product_result<V, spade::dense<T, S, row_major>>::type, unsupported>);
+  static_assert(std::is_same_v<typename product_result<V, spade::csr<T, S>>::type, unsupported>);
+  static_assert(std::is_same_v<typename product_result<V, V>::type, unsupported>);
+  static_assert(
+      std::is_same_v<typename sum_result<spade::dense<T, S, row_major>, spade::csr<T, S>>::type,
+                     unsupported>);
+  static_assert(std::is_same_v<typename sum_result<spade::coo<T, S>, V>::type, unsupported>);
+}
+
+// ---- sums -----------------------------------------------------------------------------------
+
+template <class T>
+void sum_cells() {
+  {
+    using K = kernels::eigen_sum;
+    using csr = spade::csr<T, cpu>;
+    operands<T, cpu> o;
+    static_assert(plans<decltype(o.row + o.row), candidates<candidate<K>>>);
+    static_assert(plans<decltype(o.row + o.col), candidates<candidate<K>>>);
+    static_assert(plans<decltype(o.col - o.row), candidates<candidate<K>>>);
+    static_assert(plans<decltype(o.col + o.col), candidates<candidate<K>>>);
+    static_assert(plans<decltype(o.csr + o.csr), candidates<candidate<K>>>);
+    static_assert(plans<decltype(o.csr - o.coo), candidates<candidate<K, convert<rhs, csr>>>>);
+    static_assert(plans<decltype(o.coo + o.csr), candidates<candidate<K, convert<lhs, csr>>>>);
+    static_assert(plans<decltype(o.coo + o.coo),
+                        candidates<candidate<K, convert<lhs, csr>, convert<rhs, csr>>>>);
+    static_assert(plans<decltype(o.vec - o.vec), candidates<candidate<K>>>);
+  }
+  {
+    using geam = kernels::cublas_geam;
+    using add = kernels::cusparse_csr_add;
+    using csr = spade::csr<T, gpu>;
+    operands<T, gpu> o;
+    // GEAM wants one layout: a rhs of the other layout is converted to the lhs one.
+    static_assert(plans<decltype(o.row + o.row), candidates<candidate<geam>>>);
+    static_assert(
+        plans<decltype(o.row + o.col),
+              candidates<candidate<geam, convert<rhs, spade::dense<T, gpu, row_major>>>>>);
+    static_assert(
+        plans<decltype(o.col - o.row),
+              candidates<candidate<geam, convert<rhs, spade::dense<T, gpu, col_major>>>>>);
+    static_assert(plans<decltype(o.col + o.col), candidates<candidate<geam>>>);
+    static_assert(plans<decltype(o.csr + o.csr), candidates<candidate<add>>>);
+    static_assert(plans<decltype(o.csr - o.coo), candidates<candidate<add, convert<rhs, csr>>>>);
+    static_assert(plans<decltype(o.coo + o.csr), candidates<candidate<add, convert<lhs, csr>>>>);
+    static_assert(plans<decltype(o.coo + o.coo),
+                        candidates<candidate<add, convert<lhs, csr>, convert<rhs, csr>>>>);
+    static_assert(plans<decltype(o.vec + o.vec), candidates<candidate<kernels::spade_axpby>>>);
+  }
+}
+
+// ---- wrappers, nesting, has_kernel ------------------------------------------------------------
+
+template <class T, class S>
+void wrapped_and_nested() {
+  operands<T, S> o;
+  using base = typename spade::plan_of<decltype(o.coo * o.row)>::candidates;
+  // Scaling and transposition fold into the node they wrap: the same candidates.
+  static_assert(plans<decltype(T(2) * (o.coo * o.row)), base>);
+  static_assert(plans<decltype((o.coo * o.row) * T(2)), base>);
+  static_assert(plans<decltype(-(o.coo * o.row)), base>);
+  static_assert(plans<decltype(spade::transpose(o.coo * o.row)), base>);
+  static_assert(plans<decltype(T(2) * o.coo * o.row), base>);
+  static_assert(plans<decltype(spade::transpose(o.coo) * o.row), base>);
+  static_assert(plans<decltype(o.coo * spade::transpose(o.col)),
+                      typename spade::plan_of<decltype(o.coo * o.col)>::candidates>);
+  // A nested product is planned on its result type: A·(B·W) is sparse × dense(row).
+  using nested = spade::plan_of<decltype(o.coo * (o.csr * o.row))>;
+  static_assert(std::is_same_v<typename nested::lhs_type, spade::coo<T, S>>);
+  static_assert(std::is_same_v<typename nested::rhs_type, spade::dense<T, S, row_major>>);
+  static_assert(std::is_same_v<typename nested::candidates, base>);
+  using outer = spade::plan_of<decltype((o.csr * o.coo) * o.vec)>;
+  static_assert(std::is_same_v<typename outer::lhs_type, spade::csr<T, S>>);
+  static_assert(std::is_same_v<typename outer::rule, rules::sparse_times_vector>);
+  // A storage type has nothing to plan.
+  static_assert(spade::plan_of<spade::csr<T, S>>::candidates::size == 0);
+  static_assert(!spade::plan_of<spade::csr<T, S>>::template has_kernel<kernels::eigen_product>);
+}
+
+template <class T>
+void has_kernel_cases() {
+  operands<T, cpu> c;
+  operands<T, gpu> g;
+  using cpu_spmm = spade::plan_of<decltype(c.coo * c.row)>;
+  static_assert(cpu_spmm::template has_kernel<kernels::eigen_product>);
+  static_assert(!cpu_spmm::template has_kernel<kernels::eigen_sum>);
+  static_assert(!cpu_spmm::template has_kernel<kernels::cusparse_spmm>);
+  using gpu_spmm = spade::plan_of<decltype(g.coo * g.row)>;
+  static_assert(gpu_spmm::template has_kernel<kernels::cusparse_spmm>);
+  static_assert(gpu_spmm::template has_kernel<kernels::cublas_gemm>);
+  static_assert(!gpu_spmm::template has_kernel<kernels::cusparse_spgemm>);
+  static_assert(!gpu_spmm::template has_kernel<kernels::eigen_product>);
+  static_assert(
+      spade::plan_of<decltype(g.csr * g.coo)>::template has_kernel<kernels::cusparse_spgemm>);
+  static_assert(
+      !spade::plan_of<decltype(g.csr * g.row)>::template has_kernel<kernels::cusparse_spgemm>);
+  static_assert(spade::plan_of<decltype(g.col * g.vec)>::template has_kernel<kernels::cublas_gemv>);
+  static_assert(
+      !spade::plan_of<decltype(g.col * g.vec)>::template has_kernel<kernels::cublas_gemm>);
+  static_assert(spade::plan_of<decltype(g.vec - g.vec)>::template has_kernel<kernels::spade_axpby>);
+  static_assert(spade::plan_of<decltype(c.row + c.col)>::template has_kernel<kernels::eigen_sum>);
+  static_assert(
+      !spade::plan_of<decltype(c.row + c.col)>::template has_kernel<kernels::eigen_product>);
+  static_assert(
+      spade::plan_of<decltype(T(3) * spade::transpose(c.csr * c.coo))>::template has_kernel<
+          kernels::eigen_product>);
+}
+
+TEST_CASE_TEMPLATE("plan_of: candidates and conversion steps of every table cell", T, float,
+                   double) {
+  cpu_product_cells<T>();
+  gpu_product_cells<T>();
+  product_rules<T, cpu>();
+  product_rules<T, gpu>();
+  sum_cells<T>();
+  wrapped_and_nested<T, cpu>();
+  wrapped_and_nested<T, gpu>();
+  has_kernel_cases<T>();
+  // The candidate types expose their parts.
+  using gpu_coo_plan = spade::plan_of<decltype(spade::coo<T, gpu>() * spade::dense<T, gpu>())>;
+  static_assert(gpu_coo_plan::candidates::size == 2);
+  using first = spade::plan::candidate<kernels::cusparse_spmm,
+                                       spade::plan::steps<convert<lhs, spade::csr<T, gpu>>>>;
+  static_assert(std::is_same_v<typename first::kernel, kernels::cusparse_spmm>);
+  static_assert(first::conversions::size == 1);
+}
+
+TEST_CASE("gpu expressions are built from empty objects without touching a device") {
+  operands<float, gpu> o;
+  const auto e = o.coo * o.row;
+  CHECK(e.rows() == 0);
+  CHECK(e.cols() == 0);
+  const auto nested = 2.0f * spade::transpose(o.csr * (o.coo * o.col)) + o.col;
+  CHECK(nested.rows() == 0);
+  const auto v = o.csr * o.vec;  // a vector counts as n × 1
+  CHECK(v.rows() == 0);
+  CHECK(v.cols() == 1);
+}
+
+// ---- explain ----------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("explain names the rule, the conversions, the kernel and the density", T, float,
+                   double) {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const auto a = spade::convert<spade::coo>(spade::random_sparse<T>(8, 8, 0.25, seed));
+  const auto b = spade::random_dense<T, col_major>(8, 3, seed + 1);
+  const std::string text = spade::explain(a * b);
+  CAPTURE(text);
+  CHECK(contains(text, "rule \"sparse x dense\""));
+  CHECK(contains(text, "coo<"));
+  CHECK(contains(text, "8x8, nnz 16, density 0.25"));
+  CHECK(contains(text, "lhs -> csr<"));
+  CHECK(contains(text, "chosen: eigen_product"));
+
+  const auto s = spade::random_sparse<T>(8, 8, 0.5, seed + 2);
+  const std::string nested = spade::explain(T(2) * (s * (a * b)));
+  CAPTURE(nested);
+  CHECK(contains(nested, "scaled by 2"));
+  CHECK(contains(nested, "evaluated first"));
+  CHECK(contains(nested, "chosen at run time"));
+  CHECK(contains(nested, "density 0.5"));
+
+  auto c = spade::random_dense<T, col_major>(8, 3, seed + 3);
+  const std::string fused = spade::explain(T(2) * (s * b) + T(3) * c);
+  CAPTURE(fused);
+  CHECK(contains(fused, "rule \"dense + dense\""));
+  CHECK(contains(fused, "fused form"));
+  CHECK(contains(spade::explain(s + a), "rule \"sparse + sparse\""));
+  CHECK(contains(spade::explain(spade::transpose(s) * b), "transpose"));
+}
+
+TEST_CASE("explain on a gpu expression shows the density threshold at work (nothing runs)") {
+  operands<float, gpu> o;
+  const spade::thresholds saved = spade::tuning();
+  const std::string text = spade::explain(o.coo * o.row);
+  CAPTURE(text);
+  CHECK(contains(text, "1. cusparse_spmm: lhs -> csr<float, gpu>"));
+  CHECK(contains(text,
+                 "2. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+  CHECK(contains(text, "chosen: cusparse_spmm"));
+  CHECK(contains(text, "densify_density 0.08"));
+  // Lowering the threshold to 0 makes even an empty matrix "dense enough": SpMM declines.
+  spade::tuning().densify_density = 0.0;
+  const std::string lowered = spade::explain(o.coo * o.row);
+  spade::tuning() = saved;
+  CAPTURE(lowered);
+  CHECK(contains(lowered, "declined: cusparse_spmm"));
+  CHECK(contains(lowered, "chosen: cublas_gemm"));
+}
+
+// ---- the conversion cache and eval<K> ---------------------------------------------------------
+
+TEST_CASE_TEMPLATE("conversions are cached on the source operand and invalidated by writes", T,
+                   float, double) {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  auto a = spade::convert<spade::coo>(spade::random_sparse<T>(20, 30, 0.2, seed));
+  const auto b = spade::random_dense<T, row_major>(30, 4, seed + 1);
+  auto count = [] { return spade::conversion_counter().load(); };
+
+  std::size_t before = count();
+  const spade::dense<T, cpu, row_major> first = a * b;
+  CHECK(count() - before == 1);  // coo -> csr
+  before = count();
+  const spade::dense<T, cpu, row_major> second = a * b;
+  CHECK(count() - before == 0);  // cached
+  CHECK(first.values() == second.values());
+
+  a.values()[0] *= T(2);  // a write through values() drops the cached csr
+  before = count();
+  const spade::dense<T, cpu, row_major> third = a * b;
+  CHECK(count() - before == 1);
+  CHECK(third.values() != first.values());
+
+  // Both operands the same coo: converted once, reused for the other side.
+  auto sq = spade::convert<spade::coo>(spade::random_sparse<T>(12, 12, 0.3, seed + 2));
+  before = count();
+  const spade::csr<T, cpu> square = sq * sq;
+  CHECK(count() - before == 1);
+  // A copy starts with an empty cache.
+  const auto copy = a;
+  before = count();
+  const spade::dense<T, cpu, row_major> from_copy = copy * b;
+  CHECK(count() - before == 1);
+  CHECK(from_copy.values() == third.values());
+  // Operands already in the kernel's format convert nothing.
+  const auto s = spade::random_sparse<T>(20, 30, 0.2, seed + 3);
+  before = count();
+  const spade::dense<T, cpu, row_major> direct = s * b;
+  const spade::csr<T, cpu> sum = s + s;
+  CHECK(count() - before == 0);
+  (void)square;
+  (void)direct;
+  (void)sum;
+}
+
+TEST_CASE_TEMPLATE("eval<K> forces a kernel and agrees with eval", T, float, double) {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const auto a = spade::random_sparse<T>(9, 11, 0.3, seed);
+  const auto c = spade::convert<spade::coo>(a);
+  const auto b = spade::random_dense<T, col_major>(11, 4, seed + 1);
+  const auto x = spade::random_vector<T>(11, seed + 2);
+  const auto forced = spade::eval<kernels::eigen_product>(a * b);
+  static_assert(
+      std::is_same_v<std::remove_const_t<decltype(forced)>, spade::dense<T, cpu, col_major>>);
+  CHECK(forced.values() == spade::eval(a * b).values());
+  CHECK(spade::eval<kernels::eigen_product>(c * b).values() == spade::eval(c * b).values());
+  CHECK(spade::eval<kernels::eigen_product>(T(2) * (c * x)).values() ==
+        spade::eval(T(2) * (c * x)).values());
+  CHECK(spade::eval<kernels::eigen_product>(c * spade::transpose(a)).values() ==
+        spade::eval(c * spade::transpose(a)).values());
+  CHECK(spade::eval<kernels::eigen_sum>(a - c).values() == spade::eval(a - c).values());
+  CHECK(spade::eval<kernels::eigen_sum>(b + b).values() == spade::eval(b + b).values());
+}
