@@ -110,7 +110,7 @@ void report_file(const std::filesystem::path& path) {
   r.add("bytes csr", both(f.csr, d.csr));
   r.add("bytes coo", both(f.coo, d.coo));
   r.add("bytes dense", both(f.dense, d.dense));
-  r.add("bytes gcoo p=4 (planned format)", both(f.gcoo, d.gcoo));
+  r.add("bytes gcoo p=4", both(f.gcoo, d.gcoo));
   r.add("bytes ellr (planned format)", both(f.ellr, d.ellr));
   r.add("bytes tiled 8x8 (planned format)", both(f.tiled, d.tiled));
   r.print(std::cout);

@@ -31,18 +31,39 @@ template <scalar T, layout From, layout To>
 dense<T, gpu, To> relayout(const dense<T, gpu, From>&) {
   no_cuda("relayout");
 }
+template <scalar T>
+gcoo<T, gpu> csr_to_gcoo(const csr<T, gpu>&, index_t) {
+  no_cuda("csr_to_gcoo");
+}
+template <scalar T>
+csr<T, gpu> gcoo_to_csr(const gcoo<T, gpu>&) {
+  no_cuda("gcoo_to_csr");
+}
+template <scalar T>
+gcoo<T, gpu> dense_to_gcoo(const dense<T, gpu, row_major>&, index_t) {
+  no_cuda("dense_to_gcoo");
+}
+template <scalar T, layout Layout>
+dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>&) {
+  no_cuda("gcoo_to_dense");
+}
 
-#define SPADE_INSTANTIATE(T)                                                        \
-  template coo<T, gpu> csr_to_coo<T>(const csr<T, gpu>&);                           \
-  template csr<T, gpu> coo_to_csr<T>(const coo<T, gpu>&);                           \
-  template dense<T, gpu, row_major> csr_to_dense<T, row_major>(const csr<T, gpu>&); \
-  template dense<T, gpu, col_major> csr_to_dense<T, col_major>(const csr<T, gpu>&); \
-  template csr<T, gpu> dense_to_csr<T, row_major>(const dense<T, gpu, row_major>&); \
-  template csr<T, gpu> dense_to_csr<T, col_major>(const dense<T, gpu, col_major>&); \
-  template dense<T, gpu, col_major> relayout<T, row_major, col_major>(              \
-      const dense<T, gpu, row_major>&);                                             \
-  template dense<T, gpu, row_major> relayout<T, col_major, row_major>(              \
-      const dense<T, gpu, col_major>&);
+#define SPADE_INSTANTIATE(T)                                                          \
+  template coo<T, gpu> csr_to_coo<T>(const csr<T, gpu>&);                             \
+  template csr<T, gpu> coo_to_csr<T>(const coo<T, gpu>&);                             \
+  template dense<T, gpu, row_major> csr_to_dense<T, row_major>(const csr<T, gpu>&);   \
+  template dense<T, gpu, col_major> csr_to_dense<T, col_major>(const csr<T, gpu>&);   \
+  template csr<T, gpu> dense_to_csr<T, row_major>(const dense<T, gpu, row_major>&);   \
+  template csr<T, gpu> dense_to_csr<T, col_major>(const dense<T, gpu, col_major>&);   \
+  template dense<T, gpu, col_major> relayout<T, row_major, col_major>(                \
+      const dense<T, gpu, row_major>&);                                               \
+  template dense<T, gpu, row_major> relayout<T, col_major, row_major>(                \
+      const dense<T, gpu, col_major>&);                                               \
+  template gcoo<T, gpu> csr_to_gcoo<T>(const csr<T, gpu>&, index_t);                  \
+  template csr<T, gpu> gcoo_to_csr<T>(const gcoo<T, gpu>&);                           \
+  template gcoo<T, gpu> dense_to_gcoo<T>(const dense<T, gpu, row_major>&, index_t);   \
+  template dense<T, gpu, row_major> gcoo_to_dense<T, row_major>(const gcoo<T, gpu>&); \
+  template dense<T, gpu, col_major> gcoo_to_dense<T, col_major>(const gcoo<T, gpu>&);
 SPADE_INSTANTIATE(float)
 SPADE_INSTANTIATE(double)
 #undef SPADE_INSTANTIATE

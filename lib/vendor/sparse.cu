@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -26,7 +27,12 @@ class owned {
   }
   owned(const owned&) = delete;
   owned& operator=(const owned&) = delete;
+  owned(owned&& other) noexcept : descr_(std::exchange(other.descr_, nullptr)) {}
 
+  void reset() noexcept {
+    if (descr_) Destroy(descr_);
+    descr_ = nullptr;
+  }
   Descr* out() noexcept { return &descr_; }
   Descr get() const noexcept { return descr_; }
 
@@ -50,6 +56,46 @@ void describe(const_sp_mat& d, const csr<T, gpu>& a) {
                              a.col_idx().data(), a.values().data(), CUSPARSE_INDEX_32I,
                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, detail::cuda_type<T>),
       "describing a csr operand to cuSPARSE");
+}
+
+// Kept in a csr operand's conversion cache: for its last SpMV and its last SpMM, a cuSPARSE
+// descriptor with its workspace (and SpMM's preprocessing), so repeating a product (an
+// iterative solver, a GNN layer) skips descriptor creation, the buffer-size query, the
+// allocation and the preprocessing. Each slot owns its own descriptor because cuSPARSE keeps
+// SpMM preprocessing inside the descriptor: a descriptor preprocessed for one algorithm and
+// operation gave wrong results when reused with another. A slot whose key changes starts over
+// with a fresh descriptor. The cache is cleared whenever the operand's values are written.
+struct cusparse_operand_state {
+  struct slot {
+    std::uint64_t key[8] = {};  // what the descriptor and buffer were prepared for
+    bool valid = false;
+    const_sp_mat descr;
+    device_buffer<std::byte> buffer;
+  };
+  slot spmv;
+  slot spmm;
+};
+struct cusparse_operand_key {};
+
+template <class T>
+cusparse_operand_state& operand_state(const csr<T, gpu>& a) {
+  using holder = std::shared_ptr<cusparse_operand_state>;
+  const holder& state = a.cache().template get_or_make<cusparse_operand_key, holder>(
+      [] { return std::make_shared<cusparse_operand_state>(); });
+  return *state;
+}
+
+// Makes `slot` hold a fresh descriptor of `a` for `key` (its buffer is sized by the caller).
+template <class T>
+void restart(cusparse_operand_state::slot& slot, const csr<T, gpu>& a, const std::uint64_t* key) {
+  slot.valid = false;
+  slot.descr.reset();
+  describe(slot.descr, a);
+  std::copy(key, key + 8, slot.key);
+}
+
+bool matches(const cusparse_operand_state::slot& slot, const std::uint64_t* key) {
+  return slot.valid && std::equal(key, key + 8, slot.key);
 }
 
 template <layout L>
@@ -89,15 +135,24 @@ cusparseSpMVAlg_t cusparse_alg(spmv_algorithm algorithm) {
 
 template <class T>
 attempt try_spmv(context& ctx, cusparseHandle_t handle, cusparseOperation_t op, const T& alpha,
-                 const const_sp_mat& a, const const_dn_vec& x, const T& beta, const dn_vec& y,
-                 cusparseSpMVAlg_t alg) {
-  std::size_t bytes = 0;
-  cusparseStatus_t status = cusparseSpMV_bufferSize(handle, op, &alpha, a.get(), x.get(), &beta,
-                                                    y.get(), detail::cuda_type<T>, alg, &bytes);
-  if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMV_bufferSize"};
-  device_buffer<std::byte> work = workspace(bytes, ctx);
-  status = cusparseSpMV(handle, op, &alpha, a.get(), x.get(), &beta, y.get(), detail::cuda_type<T>,
-                        alg, work.data());
+                 const csr<T, gpu>& matrix, cusparse_operand_state& a, const const_dn_vec& x,
+                 const T& beta, const dn_vec& y, cusparseSpMVAlg_t alg) {
+  auto& slot = a.spmv;
+  const std::uint64_t key[8] = {static_cast<std::uint64_t>(op), static_cast<std::uint64_t>(alg)};
+  if (!matches(slot, key)) {
+    restart(slot, matrix, key);
+    std::size_t bytes = 0;
+    const cusparseStatus_t status =
+        cusparseSpMV_bufferSize(handle, op, &alpha, slot.descr.get(), x.get(), &beta, y.get(),
+                                detail::cuda_type<T>, alg, &bytes);
+    if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMV_bufferSize"};
+    slot.buffer = workspace(bytes, ctx);
+    slot.valid = true;
+  }
+  const cusparseStatus_t status =
+      cusparseSpMV(handle, op, &alpha, slot.descr.get(), x.get(), &beta, y.get(),
+                   detail::cuda_type<T>, alg, slot.buffer.data());
+  if (status != CUSPARSE_STATUS_SUCCESS) slot.valid = false;
   return {status, "cusparseSpMV"};
 }
 
@@ -115,23 +170,59 @@ cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm) {
   return CUSPARSE_SPMM_CSR_ALG2;
 }
 
+// What SpMM preprocessing depends on besides A: the dense operands' addresses, shapes, leading
+// dimensions and orders (a pool may hand a freed address to a differently shaped matrix).
+struct dense_operands_key {
+  std::uint64_t b_data, b_shape, b_ld, c_data, c_shape, c_ld_and_order;
+};
+
+template <class B, class C>
+dense_operands_key key_of(const B& b, const C& c, cusparseOrder_t c_order) {
+  auto shape = [](const auto& d) {
+    return static_cast<std::uint64_t>(d.rows()) << 32 | static_cast<std::uint32_t>(d.cols());
+  };
+  return {reinterpret_cast<std::uintptr_t>(b.data()),
+          shape(b),
+          static_cast<std::uint64_t>(b.leading_dimension()) << 1 | (c_order == CUSPARSE_ORDER_ROW),
+          reinterpret_cast<std::uintptr_t>(c.data()),
+          shape(c),
+          static_cast<std::uint64_t>(c.leading_dimension()) << 1 | (c_order == CUSPARSE_ORDER_ROW)};
+}
+
 template <class T>
 attempt try_spmm(context& ctx, cusparseHandle_t handle, cusparseOperation_t op_a,
-                 cusparseOperation_t op_b, const T& alpha, const const_sp_mat& a,
-                 const const_dn_mat& b, const T& beta, const dn_mat& c, cusparseSpMMAlg_t alg) {
+                 cusparseOperation_t op_b, const T& alpha, const csr<T, gpu>& matrix,
+                 cusparse_operand_state& a, const const_dn_mat& b, const T& beta, const dn_mat& c,
+                 const dense_operands_key& operands, cusparseSpMMAlg_t alg) {
   const cudaDataType_t type = detail::cuda_type<T>;
-  std::size_t bytes = 0;
-  cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op_a, op_b, &alpha, a.get(), b.get(),
-                                                    &beta, c.get(), type, alg, &bytes);
-  if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_bufferSize"};
-  device_buffer<std::byte> work = workspace(bytes, ctx);
-  if (alg == CUSPARSE_SPMM_CSR_ALG2 || alg == CUSPARSE_SPMM_CSR_ALG3) {
-    status = cusparseSpMM_preprocess(handle, op_a, op_b, &alpha, a.get(), b.get(), &beta, c.get(),
-                                     type, alg, work.data());
-    if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_preprocess"};
+  auto& slot = a.spmm;
+  // Preprocessing is tied to the operands it saw: the key holds their addresses and shapes.
+  const std::uint64_t key[8] = {static_cast<std::uint64_t>(op_a) << 32 | op_b,
+                                static_cast<std::uint64_t>(alg),
+                                operands.b_data,
+                                operands.b_shape,
+                                operands.b_ld,
+                                operands.c_data,
+                                operands.c_shape,
+                                operands.c_ld_and_order};
+  if (!matches(slot, key)) {
+    restart(slot, matrix, key);
+    std::size_t bytes = 0;
+    cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op_a, op_b, &alpha, slot.descr.get(),
+                                                      b.get(), &beta, c.get(), type, alg, &bytes);
+    if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_bufferSize"};
+    slot.buffer = workspace(bytes, ctx);
+    if (alg == CUSPARSE_SPMM_CSR_ALG2 || alg == CUSPARSE_SPMM_CSR_ALG3) {
+      status = cusparseSpMM_preprocess(handle, op_a, op_b, &alpha, slot.descr.get(), b.get(), &beta,
+                                       c.get(), type, alg, slot.buffer.data());
+      if (status != CUSPARSE_STATUS_SUCCESS) return {status, "cusparseSpMM_preprocess"};
+    }
+    slot.valid = true;
   }
-  status = cusparseSpMM(handle, op_a, op_b, &alpha, a.get(), b.get(), &beta, c.get(), type, alg,
-                        work.data());
+  const cusparseStatus_t status =
+      cusparseSpMM(handle, op_a, op_b, &alpha, slot.descr.get(), b.get(), &beta, c.get(), type, alg,
+                   slot.buffer.data());
+  if (status != CUSPARSE_STATUS_SUCCESS) slot.valid = false;
   return {status, "cusparseSpMM"};
 }
 
@@ -167,8 +258,7 @@ void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x
     return;
   }
   const cusparseHandle_t handle = detail::cusparse_of(ctx);
-  const_sp_mat da;
-  describe(da, a);
+  cusparse_operand_state& da = operand_state(a);
   const_dn_vec dx;
   SPADE_CUSPARSE_TRY(cusparseCreateConstDnVec(dx.out(), x.size(), x.data(), detail::cuda_type<T>),
                      "describing x to cuSPARSE (spmv)");
@@ -176,10 +266,10 @@ void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x
   SPADE_CUSPARSE_TRY(cusparseCreateDnVec(dy.out(), y.size(), y.data(), detail::cuda_type<T>),
                      "describing y to cuSPARSE (spmv)");
   const cusparseOperation_t op = cusparse_op(op_a);
-  attempt result = try_spmv(ctx, handle, op, alpha, da, dx, beta, dy, cusparse_alg(algorithm));
+  attempt result = try_spmv(ctx, handle, op, alpha, a, da, dx, beta, dy, cusparse_alg(algorithm));
   // An algorithm may not take every operation; the default one takes all.
   if (unsupported(result))
-    result = try_spmv(ctx, handle, op, alpha, da, dx, beta, dy, CUSPARSE_SPMV_ALG_DEFAULT);
+    result = try_spmv(ctx, handle, op, alpha, a, da, dx, beta, dy, CUSPARSE_SPMV_ALG_DEFAULT);
   detail::check_cusparse(result.status, result.call, "multiplying csr by a vector (spmv)");
 }
 
@@ -201,8 +291,7 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
     return;
   }
   const cusparseHandle_t handle = detail::cusparse_of(ctx);
-  const_sp_mat da;
-  describe(da, a);
+  cusparse_operand_state& da = operand_state(a);
   dn_mat dc;
   SPADE_CUSPARSE_TRY(cusparseCreateDnMat(dc.out(), c.rows(), c.cols(), ld_of(c.leading_dimension()),
                                          c.data(), detail::cuda_type<T>, order_of<LC>),
@@ -211,22 +300,24 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
   const cusparseSpMMAlg_t alg = cusparse_alg(algorithm);
   // Each algorithm takes only some combinations of op(A), op(B) and orders, and reports the others
   // as NOT_SUPPORTED before it launches anything; CUSPARSE_SPMM_ALG_DEFAULT takes the most.
-  auto run = [&](const const_dn_mat& db, cusparseOperation_t op_b) {
-    attempt result = try_spmm(ctx, handle, op, op_b, alpha, da, db, beta, dc, alg);
+  auto run = [&](const const_dn_mat& db, const dense_operands_key& operands,
+                 cusparseOperation_t op_b) {
+    attempt result = try_spmm(ctx, handle, op, op_b, alpha, a, da, db, beta, dc, operands, alg);
     if (unsupported(result) && alg != CUSPARSE_SPMM_ALG_DEFAULT)
-      result = try_spmm(ctx, handle, op, op_b, alpha, da, db, beta, dc, CUSPARSE_SPMM_ALG_DEFAULT);
+      result = try_spmm(ctx, handle, op, op_b, alpha, a, da, db, beta, dc, operands,
+                        CUSPARSE_SPMM_ALG_DEFAULT);
     return result;
   };
   const_dn_mat db;
   const cusparseOperation_t op_b = describe_in_order<LC>(db, b);
-  attempt result = run(db, op_b);
+  attempt result = run(db, key_of(b, c, order_of<LC>), op_b);
   if constexpr (!std::is_same_v<LB, LC>) {
     // Last resort where op(B) = transpose is refused too: a copy of B in C's layout.
     if (unsupported(result)) {
       const dense<T, gpu, LC> b_copy = relayout<T, LB, LC>(b);
       const_dn_mat db_copy;
       describe_in_order<LC>(db_copy, b_copy);
-      result = run(db_copy, CUSPARSE_OPERATION_NON_TRANSPOSE);
+      result = run(db_copy, key_of(b_copy, c, order_of<LC>), CUSPARSE_OPERATION_NON_TRANSPOSE);
     }
   }
   detail::check_cusparse(result.status, result.call, "multiplying csr by a dense matrix (spmm)");

@@ -114,16 +114,28 @@ void gpu_product_cells() {
                       candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
   static_assert(plans<decltype(o.col * o.coo),
                       candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
-  // sparse × dense: SpMM on csr first, GEMM on the densified operand second.
+  // sparse × dense: GCOO SpMM (ours), cuSPARSE SpMM on csr, the paper's GCOO kernel (forced
+  // only), GEMM on the densified operand last.
+  using gcoo_spmm = kernels::gcoo_spmm;
+  using gcoo_paper = kernels::gcoo_spmm_paper;
+  using gcoo_t = spade::gcoo<T, gpu>;
   static_assert(plans<decltype(o.csr * o.row),
-                      candidates<candidate<spmm>, candidate<gemm, convert<lhs, dense_row>>>>);
+                      candidates<candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
+                                 candidate<gcoo_paper, convert<lhs, gcoo_t>>,
+                                 candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.csr * o.col),
-                      candidates<candidate<spmm>, candidate<gemm, convert<lhs, dense_row>>>>);
+                      candidates<candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
+                                 candidate<gcoo_paper, convert<lhs, gcoo_t>>,
+                                 candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.coo * o.row),
-                      candidates<candidate<spmm, convert<lhs, csr>>,
+                      candidates<candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                                 candidate<spmm, convert<lhs, csr>>,
+                                 candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.coo * o.col),
-                      candidates<candidate<spmm, convert<lhs, csr>>,
+                      candidates<candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                                 candidate<spmm, convert<lhs, csr>>,
+                                 candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
   // sparse × vector: SpMV on csr.
   static_assert(plans<decltype(o.csr * o.vec), candidates<candidate<spmv>>>);
@@ -277,7 +289,7 @@ TEST_CASE_TEMPLATE("plan_of: candidates and conversion steps of every table cell
   has_kernel_cases<T>();
   // The candidate types expose their parts.
   using gpu_coo_plan = spade::plan_of<decltype(spade::coo<T, gpu>() * spade::dense<T, gpu>())>;
-  static_assert(gpu_coo_plan::candidates::size == 2);
+  static_assert(gpu_coo_plan::candidates::size == 4);
   using first = spade::plan::candidate<kernels::cusparse_spmm,
                                        spade::plan::steps<convert<lhs, spade::csr<T, gpu>>>>;
   static_assert(std::is_same_v<typename first::kernel, kernels::cusparse_spmm>);
@@ -334,9 +346,12 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   const spade::thresholds saved = spade::tuning();
   const std::string text = spade::explain(o.coo * o.row);
   CAPTURE(text);
-  CHECK(contains(text, "1. cusparse_spmm: lhs -> csr<float, gpu>"));
+  CHECK(contains(text, "1. gcoo_spmm: lhs -> csr<float, gpu>, lhs -> gcoo<float, gpu>"));
+  CHECK(contains(text, "2. cusparse_spmm: lhs -> csr<float, gpu>"));
   CHECK(contains(text,
-                 "2. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+                 "4. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+  // N = 0 columns: below gcoo_min_columns, so cuSPARSE runs.
+  CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_min_columns"));
   CHECK(contains(text, "chosen: cusparse_spmm"));
   CHECK(contains(text, "densify_density 0.08"));
   // Lowering the threshold to 0 makes even an empty matrix "dense enough": SpMM declines.
@@ -344,7 +359,9 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   const std::string lowered = spade::explain(o.coo * o.row);
   spade::tuning() = saved;
   CAPTURE(lowered);
+  CHECK(contains(lowered, "declined: gcoo_spmm"));
   CHECK(contains(lowered, "declined: cusparse_spmm"));
+  CHECK(contains(lowered, "declined: gcoo_spmm_paper"));
   CHECK(contains(lowered, "chosen: cublas_gemm"));
 }
 

@@ -321,7 +321,8 @@ void check_product(const char* what, const E& e, const matrix_d& a, const matrix
 
 /// Sparse × dense with each gpu kernel forced: both right, and agreeing.
 template <class E>
-void check_forced(const char* what, const E& e, const matrix_d& a, const matrix_d& b) {
+void check_forced(const char* what, const E& e, const matrix_d& a, const matrix_d& b,
+                  bool with_gcoo = true) {
   using T = typename spade::expr::result_t<E>::value_type;
   const std::string what_text = what;
   CAPTURE(what_text);
@@ -333,6 +334,10 @@ void check_forced(const char* what, const E& e, const matrix_d& a, const matrix_
   check_close<T>("eval<cusparse_spmm> vs double", by_spmm, want, magnitude, terms);
   check_close<T>("eval<cublas_gemm> vs double", by_gemm, want, magnitude, terms);
   check_close<T>("eval<cusparse_spmm> vs eval<cublas_gemm>", by_spmm, by_gemm, magnitude, terms);
+  if (with_gcoo) {  // gcoo has no transposed product
+    const matrix_d by_gcoo = to_double(spade::eval<spade::kernels::gcoo_spmm>(e));
+    check_close<T>("eval<gcoo_spmm> vs double", by_gcoo, want, magnitude, terms);
+  }
 }
 
 /// A csr product against Eigen's unpruned sparse product in double: exactly its pattern, and
@@ -507,16 +512,19 @@ TEST_CASE_TEMPLATE(
         // explain names the kernel the lhs density selects.
         const double threshold = spade::tuning().densify_density;
         const bool csr_densified = density(a) >= threshold;
-        CHECK(contains(spade::explain(a * b),
-                       csr_densified ? "chosen: cublas_gemm" : "chosen: cusparse_spmm"));
-        CHECK(contains(spade::explain(a_coo * b), density(a_coo) >= threshold
-                                                      ? "chosen: cublas_gemm"
-                                                      : "chosen: cusparse_spmm"));
+        // Below the threshold: gcoo_spmm from gcoo_min_columns columns of B, else cuSPARSE.
+        const char* sparse_choice =
+            s.n >= spade::tuning().gcoo_min_columns ? "chosen: gcoo_spmm" : "chosen: cusparse_spmm";
+        CHECK(
+            contains(spade::explain(a * b), csr_densified ? "chosen: cublas_gemm" : sparse_choice));
+        CHECK(contains(spade::explain(a_coo * b),
+                       density(a_coo) >= threshold ? "chosen: cublas_gemm" : sparse_choice));
         ++(csr_densified ? gemm_chosen : spmm_chosen);
 
         check_forced("csr*dense", a * b, a_d, b_d);
         check_forced("coo*dense", a_coo * b, ac_d, b_d);
-        check_forced("transpose(coo)*dense", spade::transpose(at_coo) * b, atc_d.transpose(), b_d);
+        check_forced("transpose(coo)*dense", spade::transpose(at_coo) * b, atc_d.transpose(), b_d,
+                     false);
         check_forced("csr*transpose(dense)", a * spade::transpose(bt), a_d, bt_d.transpose());
       });
     }

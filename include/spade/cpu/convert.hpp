@@ -1,7 +1,9 @@
-// Format conversions between csr, coo and dense on the host (the reference for the GPU ones).
+// Host format conversions among csr, coo, gcoo and dense (the reference for the GPU ones).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -10,6 +12,24 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/gcoo.hpp"
+
+namespace spade::detail {
+
+/// Throws invalid_matrix unless p >= 1 (`call` names the conversion that was asked for it).
+inline void check_group_size(const char* call, index_t group_size) {
+  if (group_size < 1)
+    throw invalid_matrix(std::string(call) + ": group size " + std::to_string(group_size) +
+                         ", must be >= 1");
+}
+
+/// One past the last row of group g (64-bit: g·p + p may pass the index type near its limit).
+inline index_t group_end_row(index_t rows, index_t group_size, index_t g) {
+  const std::int64_t end = (static_cast<std::int64_t>(g) + 1) * group_size;
+  return static_cast<index_t>(std::min<std::int64_t>(end, rows));
+}
+
+}  // namespace spade::detail
 
 namespace spade::host {
 
@@ -81,6 +101,122 @@ csr<T, cpu> dense_to_csr(const dense<T, cpu, Layout>& d) {
                      std::move(values));
 }
 
+/// csr → gcoo with groups of `group_size` rows. A group's entries are the csr entries of its
+/// rows (already contiguous), reordered by (column, row) with one sort per group; positions
+/// are unique, so the order is total and the result deterministic. O(nnz log(max group nnz))
+/// time, extra memory 12 bytes per entry of the largest group. Explicit zeros are kept.
+/// Throws invalid_matrix for group_size < 1.
+template <scalar T>
+gcoo<T, cpu> csr_to_gcoo(const csr<T, cpu>& a, index_t group_size) {
+  detail::check_group_size("csr_to_gcoo", group_size);
+  struct position {
+    index_t col, row, source;
+  };
+  const index_t groups = detail::group_count(a.rows(), group_size);
+  const auto nnz = static_cast<std::size_t>(a.nnz());
+  std::vector<index_t> group_offsets(static_cast<std::size_t>(groups));
+  std::vector<index_t> group_nnz(static_cast<std::size_t>(groups));
+  std::vector<index_t> row_idx(nnz);
+  std::vector<index_t> col_idx(nnz);
+  std::vector<T> values(nnz);
+  std::vector<position> group;
+  for (index_t g = 0; g < groups; ++g) {
+    const index_t first_row = g * group_size;
+    const index_t end_row = detail::group_end_row(a.rows(), group_size, g);
+    const index_t begin = a.row_ptr()[first_row];
+    group_offsets[g] = begin;
+    group_nnz[g] = a.row_ptr()[end_row] - begin;
+    group.clear();
+    for (index_t i = first_row; i < end_row; ++i)
+      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+        group.push_back({a.col_idx()[k], i, k});
+    // One row is already in column order; a merge of several needs the sort.
+    if (end_row - first_row > 1)
+      std::sort(group.begin(), group.end(), [](const position& x, const position& y) {
+        return x.col < y.col || (x.col == y.col && x.row < y.row);
+      });
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      const std::size_t out = static_cast<std::size_t>(begin) + k;
+      row_idx[out] = group[k].row;
+      col_idx[out] = group[k].col;
+      values[out] = a.values()[group[k].source];
+    }
+  }
+  return gcoo<T, cpu>(unchecked, a.rows(), a.cols(), group_size, std::move(values),
+                      std::move(group_offsets), std::move(group_nnz), std::move(row_idx),
+                      std::move(col_idx));
+}
+
+/// gcoo → csr. Each row lies in one group, whose entries are in column order for every row, so
+/// a counting sort by row (stable) leaves each row's columns sorted: no comparison sort.
+/// O(rows + nnz) time, no extra memory beyond the result; deterministic.
+template <scalar T>
+csr<T, cpu> gcoo_to_csr(const gcoo<T, cpu>& a) {
+  const auto nnz = static_cast<std::size_t>(a.nnz());
+  std::vector<index_t> row_ptr(static_cast<std::size_t>(a.rows()) + 1, 0);
+  for (index_t r : a.row_idx())
+    ++row_ptr[static_cast<std::size_t>(r) + 1];
+  for (std::size_t i = 1; i < row_ptr.size(); ++i)
+    row_ptr[i] += row_ptr[i - 1];
+  std::vector<index_t> next(row_ptr.begin(), row_ptr.end() - 1);
+  std::vector<index_t> col_idx(nnz);
+  std::vector<T> values(nnz);
+  for (std::size_t k = 0; k < nnz; ++k) {
+    const index_t slot = next[static_cast<std::size_t>(a.row_idx()[k])]++;
+    col_idx[slot] = a.col_idx()[k];
+    values[slot] = a.values()[k];
+  }
+  return csr<T, cpu>(unchecked, a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                     std::move(values));
+}
+
+/// gcoo → dense in the requested layout (zero fill, then one scatter); explicitly stored zeros
+/// become plain zeros. O(rows·cols + nnz).
+template <layout Layout, scalar T>
+dense<T, cpu, Layout> gcoo_to_dense(const gcoo<T, cpu>& a) {
+  dense<T, cpu, Layout> d(a.rows(), a.cols());
+  for (index_t k = 0; k < a.nnz(); ++k)
+    d(a.row_idx()[k], a.col_idx()[k]) = a.values()[k];
+  return d;
+}
+
+/// dense → gcoo with groups of `group_size` rows, the paper's Algorithm 1 in one pass: each
+/// group's columns are walked in order and, within a column, the group's rows, so entries come
+/// out in (column, row) order. Keeps every entry that compares unequal to zero (NaN kept, -0.0
+/// dropped), as dense_to_csr. O(rows·cols). Throws invalid_matrix for group_size < 1 and when
+/// the nonzeros exceed the 32-bit index type.
+template <scalar T, layout Layout>
+gcoo<T, cpu> dense_to_gcoo(const dense<T, cpu, Layout>& d, index_t group_size) {
+  detail::check_group_size("dense_to_gcoo", group_size);
+  const index_t groups = detail::group_count(d.rows(), group_size);
+  std::vector<index_t> group_offsets(static_cast<std::size_t>(groups));
+  std::vector<index_t> group_nnz(static_cast<std::size_t>(groups));
+  std::vector<index_t> row_idx;
+  std::vector<index_t> col_idx;
+  std::vector<T> values;
+  for (index_t g = 0; g < groups; ++g) {
+    const index_t first_row = g * group_size;
+    const index_t end_row = detail::group_end_row(d.rows(), group_size, g);
+    const std::size_t begin = col_idx.size();
+    for (index_t j = 0; j < d.cols(); ++j)
+      for (index_t i = first_row; i < end_row; ++i) {
+        const T v = d(i, j);
+        if (v != T(0)) {
+          row_idx.push_back(i);
+          col_idx.push_back(j);
+          values.push_back(v);
+        }
+      }
+    if (col_idx.size() > static_cast<std::size_t>(std::numeric_limits<index_t>::max()))
+      throw invalid_matrix("dense_to_gcoo: more than 2^31-1 nonzeros do not fit 32-bit indices");
+    group_offsets[g] = static_cast<index_t>(begin);
+    group_nnz[g] = static_cast<index_t>(col_idx.size() - begin);
+  }
+  return gcoo<T, cpu>(unchecked, d.rows(), d.cols(), group_size, std::move(values),
+                      std::move(group_offsets), std::move(group_nnz), std::move(row_idx),
+                      std::move(col_idx));
+}
+
 /// The same matrix in the other layout. O(rows·cols).
 template <layout To, scalar T, layout From>
 dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
@@ -97,17 +233,25 @@ dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
 
 // The float and double instantiations, compiled once into the library (see
 // SPADE_HOST_INSTANCES in cpu/evaluate.hpp for why); SPADE_HEADER_ONLY turns this off.
-#define SPADE_HOST_CONVERT_INSTANCES(PREFIX, T)                                            \
-  PREFIX template coo<T, cpu> csr_to_coo<T>(const csr<T, cpu>&);                           \
-  PREFIX template csr<T, cpu> coo_to_csr<T>(const coo<T, cpu>&);                           \
-  PREFIX template dense<T, cpu, row_major> csr_to_dense<row_major, T>(const csr<T, cpu>&); \
-  PREFIX template dense<T, cpu, col_major> csr_to_dense<col_major, T>(const csr<T, cpu>&); \
-  PREFIX template csr<T, cpu> dense_to_csr<T, row_major>(const dense<T, cpu, row_major>&); \
-  PREFIX template csr<T, cpu> dense_to_csr<T, col_major>(const dense<T, cpu, col_major>&); \
-  PREFIX template dense<T, cpu, col_major> relayout<col_major, T, row_major>(              \
-      const dense<T, cpu, row_major>&);                                                    \
-  PREFIX template dense<T, cpu, row_major> relayout<row_major, T, col_major>(              \
-      const dense<T, cpu, col_major>&);
+#define SPADE_HOST_CONVERT_INSTANCES(PREFIX, T)                                              \
+  PREFIX template coo<T, cpu> csr_to_coo<T>(const csr<T, cpu>&);                             \
+  PREFIX template csr<T, cpu> coo_to_csr<T>(const coo<T, cpu>&);                             \
+  PREFIX template dense<T, cpu, row_major> csr_to_dense<row_major, T>(const csr<T, cpu>&);   \
+  PREFIX template dense<T, cpu, col_major> csr_to_dense<col_major, T>(const csr<T, cpu>&);   \
+  PREFIX template csr<T, cpu> dense_to_csr<T, row_major>(const dense<T, cpu, row_major>&);   \
+  PREFIX template csr<T, cpu> dense_to_csr<T, col_major>(const dense<T, cpu, col_major>&);   \
+  PREFIX template dense<T, cpu, col_major> relayout<col_major, T, row_major>(                \
+      const dense<T, cpu, row_major>&);                                                      \
+  PREFIX template dense<T, cpu, row_major> relayout<row_major, T, col_major>(                \
+      const dense<T, cpu, col_major>&);                                                      \
+  PREFIX template gcoo<T, cpu> csr_to_gcoo<T>(const csr<T, cpu>&, index_t);                  \
+  PREFIX template csr<T, cpu> gcoo_to_csr<T>(const gcoo<T, cpu>&);                           \
+  PREFIX template dense<T, cpu, row_major> gcoo_to_dense<row_major, T>(const gcoo<T, cpu>&); \
+  PREFIX template dense<T, cpu, col_major> gcoo_to_dense<col_major, T>(const gcoo<T, cpu>&); \
+  PREFIX template gcoo<T, cpu> dense_to_gcoo<T, row_major>(const dense<T, cpu, row_major>&,  \
+                                                           index_t);                         \
+  PREFIX template gcoo<T, cpu> dense_to_gcoo<T, col_major>(const dense<T, cpu, col_major>&,  \
+                                                           index_t);
 #ifndef SPADE_HEADER_ONLY
 SPADE_HOST_CONVERT_INSTANCES(extern, float)
 SPADE_HOST_CONVERT_INSTANCES(extern, double)

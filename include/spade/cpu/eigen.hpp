@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "spade/core/error.hpp"
+#include "spade/cpu/convert.hpp"
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/gcoo.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/formats/vector.hpp"
 
@@ -114,6 +116,13 @@ Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const coo<T, Space>& a) {
   Eigen::SparseMatrix<T, Eigen::RowMajor, int> out(h.rows(), h.cols());
   out.setFromTriplets(triplets.begin(), triplets.end());
   return out;
+}
+
+/// gcoo (either space) → Eigen::SparseMatrix<T, RowMajor, int>, through a host csr (the
+/// entries regrouped by row). O(rows + nnz).
+template <class T, class Space>
+Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const gcoo<T, Space>& a) {
+  return to_eigen(host::gcoo_to_csr(detail::on_host(a)));
 }
 
 /// dense (either space) → Eigen::Matrix of the same storage order, a deep copy.

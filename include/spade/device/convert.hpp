@@ -4,6 +4,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/gcoo.hpp"
 
 /// Conversions run on the context's stream; each returns once its result's size is known on
 /// the host (the ones that discover nnz synchronise once for it).
@@ -36,5 +37,27 @@ csr<T, gpu> dense_to_csr(const dense<T, gpu, Layout>& d);
 /// The same matrix in layout To (a tiled transpose). O(rows·cols).
 template <scalar T, layout From, layout To>
 dense<T, gpu, To> relayout(const dense<T, gpu, From>& d);
+
+/// csr → gcoo with groups of `group_size` rows: a group's entries are the csr entries of its
+/// rows (contiguous already), reordered by (column, row) with one CUB radix sort over keys
+/// (group, column, row-in-group); p = 1 needs no sort. O(nnz) work; no host synchronisation.
+template <scalar T>
+gcoo<T, gpu> csr_to_gcoo(const csr<T, gpu>& a, index_t group_size);
+
+/// gcoo → csr: the entries re-sorted by (row, column) with one CUB radix sort, row pointers by
+/// a binary search per row; nnz is known, so no host synchronisation.
+template <scalar T>
+csr<T, gpu> gcoo_to_csr(const gcoo<T, gpu>& a);
+
+/// Row-major dense → gcoo, the paper's Algorithm 1: one pass counts the entries unequal to zero
+/// per group, a CUB exclusive scan gives the group offsets, a second pass writes each group's
+/// entries in (column, row) order. Synchronises once for nnz. Throws invalid_matrix when the
+/// nonzeros exceed the 32-bit index type.
+template <scalar T>
+gcoo<T, gpu> dense_to_gcoo(const dense<T, gpu, row_major>& d, index_t group_size);
+
+/// gcoo → dense in Layout (zero fill, then one scatter). O(rows·cols + nnz).
+template <scalar T, layout Layout>
+dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>& a);
 
 }  // namespace spade::device

@@ -36,7 +36,7 @@ void gemv(T alpha, const dense<T, gpu, L>& a, operation op_a, const vector<T, gp
 /// y = alpha·op(A)·x + beta·y with cusparseSpMV on CSR. The workspace comes from the pool.
 template <scalar T>
 void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x, T beta,
-          vector<T, gpu>& y, spmv_algorithm algorithm = spmv_algorithm::csr_alg2);
+          vector<T, gpu>& y, spmv_algorithm algorithm = spmv_algorithm::csr_alg1);
 
 /// C = alpha·op(A)·B + beta·C with cusparseSpMM on CSR; B and C dense in any layout.
 /// ALG2/ALG3 run cusparseSpMM_preprocess first.

@@ -28,8 +28,9 @@ void evaluate_product(Dest& dest, const expr::product<L, R>& e, typename Dest::v
   with_operand(e.lhs, [&](const auto& a, bool ta, T sa) {
     return with_operand(e.rhs, [&](const auto& b, bool tb, T sb) {
       const T scale = alpha * sa * sb;
+      const operation_facts facts{ta, tb, is_col_major_v<Dest>};
       select_candidate<typename plan_type::rule, Forced>(
-          typename plan_type::candidates{}, a, b, [&](auto candidate) {
+          typename plan_type::candidates{}, a, b, facts, [&](auto candidate) {
             using C = decltype(candidate);
             const auto& a2 = apply_steps<plan::lhs>(a, typename C::conversions{});
             const auto& b2 = apply_steps<plan::rhs>(b, typename C::conversions{});
@@ -52,7 +53,8 @@ void evaluate_sum(Dest& dest, const expr::sum<L, R>& e, typename Dest::value_typ
   with_operand(e.lhs, [&](const auto& x, bool tx, T sx) {
     return with_operand(e.rhs, [&](const auto& y, bool ty, T sy) {
       select_candidate<typename plan_type::rule, Forced>(
-          typename plan_type::candidates{}, x, y, [&](auto candidate) {
+          typename plan_type::candidates{}, x, y, operation_facts{tx, ty, is_col_major_v<Dest>},
+          [&](auto candidate) {
             using C = decltype(candidate);
             const auto& x2 = apply_steps<plan::lhs>(x, typename C::conversions{});
             const auto& y2 = apply_steps<plan::rhs>(y, typename C::conversions{});

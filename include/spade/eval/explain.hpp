@@ -59,6 +59,17 @@ auto leaf_of(const X& x) {
     return nullptr;
 }
 
+/// True when the storage leaf under `x` is seen transposed (an odd number of transpositions).
+template <class X>
+bool leaf_transposed(const X& x) {
+  if constexpr (expr::is_transposed_v<X>)
+    return !leaf_transposed(x.inner);
+  else if constexpr (expr::is_scaled_v<X>)
+    return leaf_transposed(x.inner);
+  else
+    return false;
+}
+
 template <class E>
 std::string explain_node(const E& e, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
@@ -99,8 +110,10 @@ std::string explain_node(const E& e, int indent) {
     if constexpr (!std::is_null_pointer_v<std::remove_cv_t<decltype(a)>> &&
                   !std::is_null_pointer_v<std::remove_cv_t<decltype(b)>>) {
       std::string log;
+      // Without a destination, explain assumes the natural (row-major) result.
+      const operation_facts facts{leaf_transposed(e.lhs), leaf_transposed(e.rhs), false};
       select_candidate<typename plan_type::rule, void>(
-          typename plan_type::candidates{}, *a, *b, [](auto) {}, &log);
+          typename plan_type::candidates{}, *a, *b, facts, [](auto) {}, &log);
       out << pad << log;
     } else {
       out << pad << "  chosen at run time, once the nested expression is evaluated\n";

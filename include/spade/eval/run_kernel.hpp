@@ -7,11 +7,18 @@
 #include <utility>
 
 #include "spade/cpu/evaluate.hpp"
+#include "spade/device/kernels.hpp"
 #include "spade/device/vendor.hpp"
 #include "spade/eval/operands.hpp"
 #include "spade/plan/kernels.hpp"
 
 namespace spade::detail {
+
+/// What the last gcoo_spmm evaluation of this thread launched (explain and tests read it).
+inline device::gcoo_spmm_launch& last_gcoo_launch() {
+  thread_local device::gcoo_spmm_launch launch;
+  return launch;
+}
 
 inline device::operation op(bool transposed) {
   return transposed ? device::operation::transpose : device::operation::none;
@@ -50,6 +57,32 @@ void run_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb, T be
   } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>) {
     // SpMM has no op flag for the dense operand: a transposed one is a cached copy.
     device::spmm(alpha, a, op(ta), tb ? cached_transpose(b) : b, beta, dest);
+  } else if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm> ||
+                       std::is_same_v<Kernel, kernels::gcoo_spmm_paper>) {
+    // Row-major B and C only: a transposed or col-major B becomes a cached row-major copy; the
+    // planner declines gcoo for a transposed A or a col-major C unless forced (then they throw).
+    if constexpr (is_dense_v<Dest> && std::is_same_v<typename Dest::layout_type, row_major>) {
+      if (ta)
+        throw invalid_matrix(std::string(Kernel::name) +
+                             ": gcoo has no transposed product; transpose the matrix first");
+      using row_dense = dense<T, gpu, row_major>;
+      const auto& b_seen = tb ? cached_transpose(b) : b;
+      const row_dense& b_rows = cached_convert<row_dense>(b_seen);
+      if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
+        last_gcoo_launch() = device::gcoo_spmm(alpha, a, b_rows, beta, dest);
+      else
+        device::gcoo_spmm_paper(alpha, a, b_rows, beta, dest);
+    } else {
+      // A col-major destination (forced kernel only): computed row-major, then relaid.
+      using row_dense = dense<T, gpu, row_major>;
+      row_dense rows_result =
+          beta == T(0) ? row_dense(unchecked, dest.rows(), dest.cols(),
+                                   storage<T, gpu>(static_cast<std::size_t>(dest.rows()) *
+                                                   static_cast<std::size_t>(dest.cols())))
+                       : convert<row_dense>(dest);
+      run_product(Kernel{}, alpha, a, ta, b, tb, beta, rows_result);
+      dest = convert<Dest>(rows_result);
+    }
   } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmv>) {
     device::spmv(alpha, a, op(ta), b, beta, dest);
   } else if constexpr (std::is_same_v<Kernel, kernels::cublas_gemv>) {

@@ -102,6 +102,8 @@ constexpr const char* format_name() {
     return "csr";
   else if constexpr (is_coo_v<M>)
     return "coo";
+  else if constexpr (is_gcoo_v<M>)
+    return "gcoo";
   else if constexpr (is_vector_v<M>)
     return "vector";
   else if constexpr (is_dense_v<M>)

@@ -16,6 +16,8 @@ template <scalar T, space Space>
 class csr;
 template <scalar T, space Space>
 class coo;
+template <scalar T, space Space>
+class gcoo;
 
 template <class M>
 inline constexpr bool is_dense_v = false;
@@ -37,9 +39,14 @@ inline constexpr bool is_coo_v = false;
 template <class T, class S>
 inline constexpr bool is_coo_v<coo<T, S>> = true;
 
+template <class M>
+inline constexpr bool is_gcoo_v = false;
+template <class T, class S>
+inline constexpr bool is_gcoo_v<gcoo<T, S>> = true;
+
 /// Any of Spade's sparse formats.
 template <class M>
-concept sparse_matrix = is_csr_v<M> || is_coo_v<M>;
+concept sparse_matrix = is_csr_v<M> || is_coo_v<M> || is_gcoo_v<M>;
 /// Any of Spade's matrix types (dense or sparse).
 template <class M>
 concept matrix = sparse_matrix<M> || is_dense_v<M>;
@@ -65,6 +72,10 @@ struct rebind_space<csr<T, S>, To> {
 template <class T, class S, space To>
 struct rebind_space<coo<T, S>, To> {
   using type = coo<T, To>;
+};
+template <class T, class S, space To>
+struct rebind_space<gcoo<T, S>, To> {
+  using type = gcoo<T, To>;
 };
 template <class M, space To>
 using rebind_space_t = typename rebind_space<M, To>::type;

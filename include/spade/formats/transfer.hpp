@@ -6,6 +6,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/gcoo.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/formats/vector.hpp"
 
@@ -40,6 +41,10 @@ rebind_space_t<M, To> to_space(const M& a) {
   } else if constexpr (is_csr_v<M>) {
     return Result(unchecked, a.rows(), a.cols(), move_array<To>(a.row_ptr()),
                   move_array<To>(a.col_idx()), move_array<To>(a.values()));
+  } else if constexpr (is_gcoo_v<M>) {
+    return Result(unchecked, a.rows(), a.cols(), a.group_size(), move_array<To>(a.values()),
+                  move_array<To>(a.group_offsets()), move_array<To>(a.group_nnz()),
+                  move_array<To>(a.row_idx()), move_array<To>(a.col_idx()));
   } else {
     return Result(unchecked, a.rows(), a.cols(), move_array<To>(a.row_idx()),
                   move_array<To>(a.col_idx()), move_array<To>(a.values()));

@@ -142,5 +142,73 @@ inline void check_coo(index_t rows, index_t cols, const std::vector<index_t>& ro
   }
 }
 
+/// Groups of p consecutive rows that cover `rows` rows (0 for a bad p: the check reports it).
+inline constexpr index_t group_count(index_t rows, index_t group_size) noexcept {
+  return group_size > 0 && rows > 0 ? (rows - 1) / group_size + 1 : 0;
+}
+
+/// Checks a grouped coordinate list: p, array lengths, offsets, each entry's group, column range,
+/// and the order inside each group (by column, then row; no repeated position).
+inline void check_gcoo(index_t rows, index_t cols, index_t group_size, std::size_t value_count,
+                       const std::vector<index_t>& group_offsets,
+                       const std::vector<index_t>& group_nnz, const std::vector<index_t>& row_idx,
+                       const std::vector<index_t>& col_idx) {
+  check_extents("gcoo", rows, cols);
+  if (group_size < 1)
+    throw invalid_matrix("gcoo: group size " + std::to_string(group_size) + ", must be >= 1");
+  const auto groups = static_cast<std::size_t>(group_count(rows, group_size));
+  if (group_offsets.size() != groups || group_nnz.size() != groups)
+    throw invalid_matrix(
+        "gcoo: group_offsets and group_nnz have " + std::to_string(group_offsets.size()) + " and " +
+        std::to_string(group_nnz.size()) + " entries; " + std::to_string(rows) +
+        " rows in groups of " + std::to_string(group_size) + " need " + std::to_string(groups));
+  if (row_idx.size() != value_count || col_idx.size() != value_count)
+    throw invalid_matrix("gcoo: row_idx, col_idx and values have " +
+                         std::to_string(row_idx.size()) + ", " + std::to_string(col_idx.size()) +
+                         " and " + std::to_string(value_count) + " entries; they must match");
+  if (value_count > static_cast<std::size_t>(2147483647))
+    throw invalid_matrix("gcoo: " + std::to_string(value_count) +
+                         " entries exceed the 32-bit index type");
+  std::size_t expected_offset = 0;
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (static_cast<std::size_t>(group_offsets[g]) != expected_offset || group_offsets[g] < 0)
+      throw invalid_matrix("gcoo: " + entry_text("group_offsets", g, group_offsets[g]) +
+                           ", groups must follow each other: expected " +
+                           std::to_string(expected_offset));
+    if (group_nnz[g] < 0 || expected_offset + static_cast<std::size_t>(group_nnz[g]) > value_count)
+      throw invalid_matrix("gcoo: " + entry_text("group_nnz", g, group_nnz[g]) + " runs past the " +
+                           std::to_string(value_count) + " entries");
+    const index_t first_row = static_cast<index_t>(g) * group_size;
+    const index_t end_row = std::min<index_t>(rows, first_row + group_size);
+    const std::size_t end = expected_offset + static_cast<std::size_t>(group_nnz[g]);
+    for (std::size_t k = expected_offset; k < end; ++k) {
+      if (row_idx[k] < first_row || row_idx[k] >= end_row)
+        throw invalid_matrix("gcoo: " + entry_text("row_idx", k, row_idx[k]) +
+                             " lies outside group " + std::to_string(g) + " (rows [" +
+                             std::to_string(first_row) + ", " + std::to_string(end_row) + "))");
+      if (col_idx[k] < 0 || col_idx[k] >= cols)
+        throw invalid_matrix("gcoo: " + entry_text("col_idx", k, col_idx[k]) +
+                             " is out of range [0, " + std::to_string(cols) + ")");
+      if (k > expected_offset) {
+        const bool before = col_idx[k - 1] < col_idx[k] ||
+                            (col_idx[k - 1] == col_idx[k] && row_idx[k - 1] < row_idx[k]);
+        if (!before)
+          throw invalid_matrix(
+              "gcoo: entry " + std::to_string(k) + " (row " + std::to_string(row_idx[k]) +
+              ", column " + std::to_string(col_idx[k]) + ") " +
+              (col_idx[k - 1] == col_idx[k] && row_idx[k - 1] == row_idx[k]
+                   ? "repeats the position of the entry before it"
+                   : "comes before the entry ahead of it; a group's entries must be ordered by "
+                     "column, then row") +
+              " (group " + std::to_string(g) + ")");
+      }
+    }
+    expected_offset = end;
+  }
+  if (expected_offset != value_count)
+    throw invalid_matrix("gcoo: the groups hold " + std::to_string(expected_offset) +
+                         " entries but there are " + std::to_string(value_count));
+}
+
 }  // namespace detail
 }  // namespace spade

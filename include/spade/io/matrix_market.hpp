@@ -14,6 +14,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/gcoo.hpp"
 #include "spade/io/detail/matrix_market_file.hpp"
 #include "spade/io/detail/matrix_market_header.hpp"
 #include "spade/io/detail/matrix_market_parse.hpp"
@@ -137,6 +138,20 @@ void write_matrix_market(const std::filesystem::path& path, const coo<T, cpu>& a
   file.close();
 }
 
+/// Writes the entries of `a` in stored order (group by group, each in column order), in the
+/// format of the csr overload; reading it back gives the same matrix as csr. O(nnz).
+template <scalar T>
+void write_matrix_market(const std::filesystem::path& path, const gcoo<T, cpu>& a) {
+  detail::mm::output_file file(path);
+  const std::string nnz = std::to_string(a.nnz());
+  detail::mm::put_header(file, "coordinate", a.rows(), a.cols(), &nnz);
+  for (std::size_t k = 0; k < a.row_idx().size(); ++k) {
+    char* out = file.reserve(detail::mm::max_entry_chars);
+    file.commit(detail::mm::put_entry(out, a.row_idx()[k], a.col_idx()[k], a.values()[k]));
+  }
+  file.close();
+}
+
 /// Writes `a` as '%%MatrixMarket matrix array real general': every value, column by column
 /// (zeros included), in the shortest form that reads back bit-exact. ".gz" compresses.
 /// Reading it back gives the csr of its nonzeros. Throws io_error(path, 0, ...). O(rows·cols).
@@ -157,16 +172,17 @@ void write_matrix_market(const std::filesystem::path& path, const dense<T, cpu, 
 /// The float and double instantiations of this header, compiled once into the library
 /// (lib/host/instantiations.cpp): user translation units do not re-instantiate the parser and
 /// writer, which would cost seconds of compile time each. SPADE_HEADER_ONLY turns this off.
-#define SPADE_MATRIX_MARKET_INSTANCES(PREFIX, T)                                                 \
-  PREFIX template csr<T, cpu> parse_matrix_market<T>(std::string_view, const std::string&,       \
-                                                     matrix_market_info*);                       \
-  PREFIX template csr<T, cpu> read_matrix_market<T>(const std::filesystem::path&,                \
-                                                    matrix_market_info*);                        \
-  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const csr<T, cpu>&); \
-  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const coo<T, cpu>&); \
-  PREFIX template void write_matrix_market<T, row_major>(const std::filesystem::path&,           \
-                                                         const dense<T, cpu, row_major>&);       \
-  PREFIX template void write_matrix_market<T, col_major>(const std::filesystem::path&,           \
+#define SPADE_MATRIX_MARKET_INSTANCES(PREFIX, T)                                                  \
+  PREFIX template csr<T, cpu> parse_matrix_market<T>(std::string_view, const std::string&,        \
+                                                     matrix_market_info*);                        \
+  PREFIX template csr<T, cpu> read_matrix_market<T>(const std::filesystem::path&,                 \
+                                                    matrix_market_info*);                         \
+  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const csr<T, cpu>&);  \
+  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const coo<T, cpu>&);  \
+  PREFIX template void write_matrix_market<T>(const std::filesystem::path&, const gcoo<T, cpu>&); \
+  PREFIX template void write_matrix_market<T, row_major>(const std::filesystem::path&,            \
+                                                         const dense<T, cpu, row_major>&);        \
+  PREFIX template void write_matrix_market<T, col_major>(const std::filesystem::path&,            \
                                                          const dense<T, cpu, col_major>&);
 #ifndef SPADE_HEADER_ONLY
 SPADE_MATRIX_MARKET_INSTANCES(extern, float)

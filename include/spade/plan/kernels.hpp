@@ -44,6 +44,16 @@ struct cusparse_csr_add {
   static constexpr const char* name = "cusparse_csr_add";
   using space = gpu;
 };
+// Ours: GCOO sparse × row-major dense (paper 000/001, re-designed for sm_90), and the paper's
+// Algorithm 2 as published (the baseline; chosen only when forced).
+struct gcoo_spmm {
+  static constexpr const char* name = "gcoo_spmm";
+  using space = gpu;
+};
+struct gcoo_spmm_paper {
+  static constexpr const char* name = "gcoo_spmm_paper";
+  using space = gpu;
+};
 // Ours: z = a·x + b·y in one pass.
 struct spade_axpby {
   static constexpr const char* name = "spade_axpby";

@@ -13,6 +13,13 @@ struct thresholds {
   double densify_density = 0.08;
   /// ... but only when the densified operand stays below this many elements (memory).
   double densify_max_elements = 4.0e8;
+  /// Rows per group (p) when the planner or spade::convert<gcoo> groups a matrix.
+  int gcoo_group_size = 4;
+  /// sparse × dense on the GPU: gcoo_spmm runs instead of cuSPARSE SpMM only for at least this
+  /// many columns of B, and only while the mean row length of A stays at or below the second
+  /// threshold (docs/benchmarks/gcoo.md has the measurements behind both).
+  long gcoo_min_columns = 16;
+  double gcoo_max_mean_row_length = 1.0e9;
 };
 
 inline constexpr thresholds default_thresholds{};

@@ -1,0 +1,304 @@
+// GPU suite for gcoo_spmm and gcoo_spmm_paper: every result against Eigen in double precision,
+// outputs NaN-poisoned first, edge shapes, long groups cut into items, every real matrix, and
+// the planner's use of the kernel.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <spade/device/kernels.hpp>
+#include <spade/spade.hpp>
+
+#include "gpu/gpu_support.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using spade::cpu;
+using spade::gpu;
+using spade::index_t;
+using spade::row_major;
+using spade::testing::fresh_seed;
+using spade::testing::pool_guard;
+using spade::testing::random_csr;
+using spade::testing::splitmix64;
+
+template <class T>
+spade::dense<T, cpu> random_values(index_t rows, index_t cols, splitmix64& rng) {
+  spade::dense<T, cpu> d(rows, cols);
+  for (T& x : d.values())
+    x = spade::testing::nonzero_value<T>(rng);
+  return d;
+}
+
+template <class T>
+spade::csr<double, cpu> widen(const spade::csr<T, cpu>& a, bool magnitude = false) {
+  std::vector<double> v(a.values().begin(), a.values().end());
+  if (magnitude)
+    for (double& x : v)
+      x = std::abs(x);
+  return spade::csr<double, cpu>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), std::move(v));
+}
+
+template <class T>
+spade::dense<double, cpu> widen(const spade::dense<T, cpu>& d, bool magnitude = false) {
+  spade::dense<double, cpu> w(d.rows(), d.cols());
+  for (std::size_t k = 0; k < d.values().size(); ++k)
+    w.values()[k] = magnitude ? std::abs(double(d.values()[k])) : double(d.values()[k]);
+  return w;
+}
+
+enum class kernel { ours, paper };
+
+struct product_case {
+  index_t group_size = 4;
+  double alpha = 1;
+  double beta = 0;
+  int split_entries = 0;  // 0: the kernel's own choice
+  kernel which = kernel::ours;
+  int paper_block = 128;
+};
+
+/// Runs C = alpha·A·B + beta·C on the GPU and checks every element against the Eigen result in
+/// double: |got − want| ≤ 8·eps(T)·(|alpha|·(|A|·|B|) + |beta|·|C|) + tiny, and no NaN.
+template <class T>
+void check_product(const spade::csr<T, cpu>& a, index_t n, const product_case& pc,
+                   splitmix64& rng) {
+  CAPTURE(a.rows());
+  CAPTURE(a.cols());
+  CAPTURE(a.nnz());
+  CAPTURE(n);
+  CAPTURE(pc.group_size);
+  CAPTURE(pc.alpha);
+  CAPTURE(pc.beta);
+  CAPTURE(pc.split_entries);
+  CAPTURE(static_cast<int>(pc.which));
+  const auto b = random_values<T>(a.cols(), n, rng);
+  const auto c0 = random_values<T>(a.rows(), n, rng);
+
+  const auto product = spade::reference(widen(a) * widen(b));
+  const auto magnitude = spade::reference(widen(a, true) * widen(b, true));
+
+  const spade::gcoo<T, gpu> g = spade::convert<spade::gcoo>(spade::to_gpu(a), pc.group_size);
+  REQUIRE(g.group_size() == pc.group_size);
+  const spade::dense<T, gpu> bg = spade::to_gpu(b);
+  spade::dense<T, cpu> start = c0;
+  if (pc.beta == 0)
+    std::fill(start.values().begin(), start.values().end(), std::numeric_limits<T>::quiet_NaN());
+  spade::dense<T, gpu> cg = spade::to_gpu(start);
+  if (pc.which == kernel::ours)
+    spade::device::gcoo_spmm(T(pc.alpha), g, bg, T(pc.beta), cg, pc.split_entries);
+  else
+    spade::device::gcoo_spmm_paper(T(pc.alpha), g, bg, T(pc.beta), cg, pc.paper_block);
+  const auto got = spade::to_cpu(cg);
+
+  const double eps = std::numeric_limits<T>::epsilon();
+  double worst = 0;
+  std::size_t bad = 0;
+  for (std::size_t k = 0; k < got.values().size(); ++k) {
+    const double c_old = pc.beta == 0 ? 0.0 : double(c0.values()[k]);
+    const double want = pc.alpha * product.values()[k] + pc.beta * c_old;
+    const double bound =
+        8 * eps * (std::abs(pc.alpha) * magnitude.values()[k] + std::abs(pc.beta * c_old)) +
+        std::numeric_limits<T>::min();
+    const double error = std::abs(double(got.values()[k]) - want);
+    if (!(error <= bound)) {
+      ++bad;
+      worst = std::max(worst, std::isnan(error) ? INFINITY : error / bound);
+    }
+  }
+  CAPTURE(worst);
+  CHECK(bad == 0);
+}
+
+template <class T>
+spade::csr<T, cpu> csr_of_triplets(index_t rows, index_t cols,
+                                   std::vector<std::tuple<index_t, index_t, T>> triplets) {
+  std::sort(triplets.begin(), triplets.end());
+  std::vector<index_t> row_ptr(static_cast<std::size_t>(rows) + 1, 0), col_idx;
+  std::vector<T> values;
+  for (const auto& [r, c, v] : triplets) {
+    ++row_ptr[static_cast<std::size_t>(r) + 1];
+    col_idx.push_back(c);
+    values.push_back(v);
+  }
+  for (std::size_t i = 1; i < row_ptr.size(); ++i)
+    row_ptr[i] += row_ptr[i - 1];
+  return spade::csr<T, cpu>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("gcoo_spmm: the paper's 4x4 example, both kernels, every group size", T, float,
+                   double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  // Fig. 2 of the paper: A(0,0)=7, A(1,1)=10, A(2,0)=9, A(0,3)=8, A(3,2)=6, A(3,3)=3.
+  const auto a = csr_of_triplets<T>(
+      4, 4, {{0, 0, T(7)}, {1, 1, T(10)}, {2, 0, T(9)}, {0, 3, T(8)}, {3, 2, T(6)}, {3, 3, T(3)}});
+  for (index_t p : {1, 2, 3, 4, 5})
+    for (index_t n : {1, 4, 6})
+      for (kernel k : {kernel::ours, kernel::paper})
+        check_product(a, n, {p, 1.0, 0.0, 0, k, 32}, rng);
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm: edge shapes, group sizes, widths, alpha and beta", T, float,
+                   double) {
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  struct shape {
+    index_t m, k;
+    double density, row_fraction;
+  };
+  for (const shape s : {shape{0, 0, 0.1, 1}, shape{0, 5, 0.1, 1}, shape{5, 0, 0.1, 1},
+                        shape{1, 1, 1.0, 1}, shape{31, 33, 0.2, 0.6}, shape{33, 31, 0.3, 0.5},
+                        shape{64, 64, 0.05, 0.3}, shape{257, 129, 0.1, 0.9}})
+    for (index_t p : {1, 2, 3, 4, 8, 13, 32})
+      for (index_t n : {1, 3, 4, 32, 33, 128, 200}) {
+        const auto a = random_csr<T>(s.m, s.k, s.density, rng, s.row_fraction);
+        check_product(a, n, {p, 1.0, 0.0}, rng);
+        check_product(a, n, {p, -0.75, 0.5}, rng);
+      }
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm: 1000003 rows, an empty matrix and a matrix with no entries", T,
+                   float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto tall = random_csr<T>(1000003, 3, 0.3, rng, 0.7);
+  for (index_t p : {4, 32})
+    for (index_t n : {4, 33})
+      check_product(tall, n, {p, 1.5, 0.0}, rng);
+  check_product(tall, 8, {4, 1.0, -1.0}, rng);
+  const spade::csr<T, cpu> no_entries(40, 17);
+  for (index_t n : {1, 32})
+    for (double beta : {0.0, 2.0})
+      for (kernel k : {kernel::ours, kernel::paper})
+        check_product(no_entries, n, {4, 1.0, beta, 0, k}, rng);
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm: long groups cut into work items (partial sums, fixed order)", T,
+                   float, double) {
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // One row touching every column, beside short rows and empty ones.
+  auto a = random_csr<T>(45, 5000, 0.002, rng, 0.5);
+  {
+    std::vector<index_t> row_ptr = a.row_ptr(), col_idx;
+    std::vector<T> values;
+    for (index_t i = 0; i < a.rows(); ++i) {
+      if (i == 21) {
+        for (index_t j = 0; j < a.cols(); ++j) {
+          col_idx.push_back(j);
+          values.push_back(spade::testing::nonzero_value<T>(rng));
+        }
+      } else {
+        for (index_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) {
+          col_idx.push_back(a.col_idx()[q]);
+          values.push_back(a.values()[q]);
+        }
+      }
+      row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(col_idx.size());
+    }
+    a = spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                           std::move(values));
+  }
+  for (int split : {1, 7, 32, 256, 0})
+    for (index_t p : {1, 4, 13})
+      for (index_t n : {4, 33, 128}) {
+        check_product(a, n, {p, 1.0, 0.0, split}, rng);
+        check_product(a, n, {p, 0.5, -2.0, split}, rng);
+      }
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm_paper: block sizes and group sizes up to 32", T, float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a = random_csr<T>(100, 70, 0.1, rng, 0.8);
+  for (int block : {32, 128, 256})
+    for (index_t p : {1, 2, 4, 7, 8, 32})
+      for (index_t n : {1, 33, 300})
+        check_product(a, n, {p, 1.0, 0.5, 0, kernel::paper, block}, rng);
+  const spade::gcoo<T, gpu> wide = spade::convert<spade::gcoo>(spade::to_gpu(a), index_t{33});
+  spade::dense<T, gpu> b(70, 4), c(100, 4);
+  CHECK_THROWS_AS(spade::device::gcoo_spmm_paper(T(1), wide, b, T(0), c), spade::invalid_matrix);
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm: mismatched shapes throw dimension_mismatch", T, float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto g = spade::convert<spade::gcoo>(spade::to_gpu(random_csr<T>(10, 6, 0.3, rng)));
+  spade::dense<T, gpu> b(7, 3), c(10, 3), b_ok(6, 3), c_bad(9, 3);
+  CHECK_THROWS_AS(spade::device::gcoo_spmm(T(1), g, b, T(0), c), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::device::gcoo_spmm(T(1), g, b_ok, T(0), c_bad), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::device::gcoo_spmm_paper(T(1), g, b, T(0), c), spade::dimension_mismatch);
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm: every real matrix, N = 32 (and 128 for the first few)", T, float,
+                   double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  int count = 0;
+  for (const auto& path : spade::testing::real_matrices()) {
+    CAPTURE(path.string());
+    const auto a = spade::read_matrix_market<T>(path);
+    check_product(a, 32, {4, 1.0, 0.0}, rng);
+    if (count++ < 4) {
+      check_product(a, 128, {8, 1.0, 1.0}, rng);
+      check_product(a, 33, {4, 1.0, 0.0, 0, kernel::paper}, rng);
+    }
+  }
+  CHECK(count > 0);
+}
+
+TEST_CASE_TEMPLATE("planner: sparse x dense picks gcoo_spmm, explains it, and caches the gcoo", T,
+                   float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a_host = random_csr<T>(300, 200, 0.02, rng);
+  const auto b_host = random_values<T>(200, 64, rng);
+  const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  const spade::dense<T, gpu> b = spade::to_gpu(b_host);
+  const std::string plan = spade::explain(a * b);
+  CAPTURE(plan);
+  CHECK(plan.find("chosen: gcoo_spmm") != std::string::npos);
+  const auto want = spade::reference(widen(a_host) * widen(b_host));
+  auto close_to_want = [&](const spade::dense<T, cpu>& got) {
+    REQUIRE(got.values().size() == want.values().size());
+    for (std::size_t k = 0; k < want.values().size(); ++k)
+      if (!(std::abs(double(got.values()[k]) - want.values()[k]) <=
+            1e-4 * (1 + std::abs(want.values()[k]))))
+        return false;
+    return true;
+  };
+  const std::size_t before = spade::conversion_counter().load();
+  spade::dense<T, gpu> c = a * b;
+  CHECK(close_to_want(spade::to_cpu(c)));
+  c = a * b;  // the gcoo conversion is cached on a
+  CHECK(spade::conversion_counter().load() - before == 1);
+  // Forced kernels, a col-major destination and a transposed (cached) B.
+  const spade::dense<T, gpu> paper = spade::eval<spade::kernels::gcoo_spmm_paper>(a * b);
+  CHECK(close_to_want(spade::to_cpu(paper)));
+  const spade::dense<T, gpu> forced = spade::eval<spade::kernels::gcoo_spmm>(a * b);
+  CHECK(close_to_want(spade::to_cpu(forced)));
+  // A col-major destination: the planner declines gcoo_spmm and says why.
+  spade::dense<T, gpu, spade::col_major> c_col(a.rows(), b.cols());
+  c_col = a * b;
+  CHECK(close_to_want(spade::convert<spade::dense<T, cpu>>(spade::to_cpu(c_col))));
+  const spade::dense<T, gpu> bt = spade::to_gpu(
+      spade::convert<spade::dense<T, cpu>>(spade::reference(spade::transpose(b_host))));
+  spade::dense<T, gpu> c2 = a * spade::transpose(bt);
+  CHECK(close_to_want(spade::to_cpu(c2)));
+  // Narrow B: cuSPARSE, by threshold.
+  const spade::dense<T, gpu> narrow(200, 4);
+  const std::string narrow_plan = spade::explain(a * narrow);
+  CHECK(narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);
+}
