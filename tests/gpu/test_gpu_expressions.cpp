@@ -512,9 +512,9 @@ TEST_CASE_TEMPLATE(
         // explain names the kernel the lhs density selects.
         const double threshold = spade::tuning().densify_density;
         const bool csr_densified = density(a) >= threshold;
-        // Below the threshold: gcoo_spmm from gcoo_min_columns columns of B, else cuSPARSE.
-        const char* sparse_choice =
-            s.n >= spade::tuning().gcoo_min_columns ? "chosen: gcoo_spmm" : "chosen: cusparse_spmm";
+        // Below the threshold cuSPARSE: these matrices have fewer than gcoo_min_rows rows.
+        REQUIRE(a.rows() < spade::tuning().gcoo_min_rows);
+        const char* sparse_choice = "chosen: cusparse_spmm";
         CHECK(
             contains(spade::explain(a * b), csr_densified ? "chosen: cublas_gemm" : sparse_choice));
         CHECK(contains(spade::explain(a_coo * b),

@@ -267,6 +267,13 @@ TEST_CASE_TEMPLATE("planner: sparse x dense picks gcoo_spmm, explains it, and ca
   const auto b_host = random_values<T>(200, 64, rng);
   const spade::csr<T, gpu> a = spade::to_gpu(a_host);
   const spade::dense<T, gpu> b = spade::to_gpu(b_host);
+  // With the default thresholds 300 rows are too few for gcoo_spmm; lowered, it is chosen.
+  const std::string default_plan = spade::explain(a * b);
+  CAPTURE(default_plan);
+  CHECK(default_plan.find("declined: gcoo_spmm: 300 rows < gcoo_min_rows") != std::string::npos);
+  CHECK(default_plan.find("chosen: cusparse_spmm") != std::string::npos);
+  const spade::thresholds saved = spade::tuning();
+  spade::tuning().gcoo_min_rows = 100;
   const std::string plan = spade::explain(a * b);
   CAPTURE(plan);
   CHECK(plan.find("chosen: gcoo_spmm") != std::string::npos);
@@ -301,4 +308,20 @@ TEST_CASE_TEMPLATE("planner: sparse x dense picks gcoo_spmm, explains it, and ca
   const spade::dense<T, gpu> narrow(200, 4);
   const std::string narrow_plan = spade::explain(a * narrow);
   CHECK(narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);
+  // A skewed matrix: one row far longer than the mean.
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < 300; ++i) {
+    const index_t length = i == 7 ? 200 : (i % 3 == 0 ? 1 : 0);
+    for (index_t j = 0; j < length; ++j) {
+      col_idx.push_back(j);
+      values.push_back(T(1));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  const spade::csr<T, gpu> skewed =
+      spade::to_gpu(spade::csr<T, cpu>(300, 200, row_ptr, col_idx, values));
+  CHECK(spade::explain(skewed * b).find("declined: gcoo_spmm: longest row 200 >") !=
+        std::string::npos);
+  spade::tuning() = saved;
 }

@@ -1,9 +1,11 @@
 // Run-time choice among a plan's candidates: thresholds first, then the kernel's own checks.
 #pragma once
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spade/plan/rule_table.hpp"
 #include "spade/plan/thresholds.hpp"
@@ -47,6 +49,52 @@ double mean_row_length(const A& a) {
   return a.rows() > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.rows()) : 0.0;
 }
 
+struct longest_row_key {};
+
+/// The longest row of a csr operand, found once (a copy of the row pointers to the host) and
+/// cached on it; -1 for other formats, where rows are not at hand.
+template <class A>
+index_t longest_row(const A& a) {
+  if constexpr (is_csr_v<A>) {
+    return a.cache().template get_or_make<longest_row_key, index_t>([&] {
+      std::vector<index_t> row_ptr;
+      if constexpr (std::is_same_v<typename A::space_type, gpu>)
+        row_ptr = a.row_ptr().to_host();
+      else
+        row_ptr = a.row_ptr();
+      index_t longest = 0;
+      for (std::size_t i = 1; i < row_ptr.size(); ++i)
+        longest = std::max(longest, row_ptr[i] - row_ptr[i - 1]);
+      return longest;
+    });
+  } else {
+    return -1;
+  }
+}
+
+/// Why gcoo_spmm should not run on A·B ("" = it should); the thresholds of spade::tuning().
+template <class A, class B>
+std::string gcoo_decline_reason(const A& a, const B& b, const operation_facts& facts) {
+  if (facts.lhs_transposed)
+    return "the sparse operand is transposed (gcoo has no transposed product)";
+  if (facts.destination_col_major) return "the destination is col-major";
+  if constexpr (is_gcoo_v<A>) return {};  // the user's own format
+  const auto& t = tuning();
+  const index_t n = facts.rhs_transposed ? b.rows() : b.cols();
+  std::ostringstream why;
+  if (n < t.gcoo_min_columns) {
+    why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
+  } else if (a.rows() < t.gcoo_min_rows) {
+    why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows;
+  } else if (const index_t longest = longest_row(a); longest < 0) {
+    why << "row lengths unknown for this format (convert to csr to let gcoo_spmm compete)";
+  } else if (longest > t.gcoo_max_row_spread * mean_row_length(a)) {
+    why << "longest row " << longest << " > gcoo_max_row_spread " << t.gcoo_max_row_spread
+        << " x mean row length " << mean_row_length(a);
+  }
+  return why.str();
+}
+
 /// Why candidate `Kernel` of `Rule` should not run on these operands ("" = it should).
 /// Only preferences live here; a later candidate is always there to fall back to.
 template <class Rule, class Kernel, class A, class B>
@@ -58,22 +106,7 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
              "forces it";
     } else if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>) {
       if (std::string why = densify_reason(a); !why.empty()) return why;
-      if (facts.lhs_transposed)
-        return "the sparse operand is transposed (gcoo has no transposed product)";
-      if (facts.destination_col_major) return "the destination is col-major";
-      const auto& t = tuning();
-      const index_t n = facts.rhs_transposed ? b.rows() : b.cols();
-      std::ostringstream why;
-      if (n < t.gcoo_min_columns) {
-        why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
-        return why.str();
-      }
-      if (mean_row_length(a) > t.gcoo_max_mean_row_length) {
-        why << "mean row length " << mean_row_length(a) << " > gcoo_max_mean_row_length "
-            << t.gcoo_max_mean_row_length;
-        return why.str();
-      }
-      return {};
+      return gcoo_decline_reason(a, b, facts);
     } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>) {
       return densify_reason(a);
     }
@@ -90,8 +123,7 @@ std::string accept_reason(const A& a, const B& b, const operation_facts& facts) 
     std::ostringstream why;
     why << "lhs density " << density_of(a) << " vs densify_density " << t.densify_density
         << "; N = " << (facts.rhs_transposed ? b.rows() : b.cols()) << " vs gcoo_min_columns "
-        << t.gcoo_min_columns << "; mean row length " << mean_row_length(a)
-        << " vs gcoo_max_mean_row_length " << t.gcoo_max_mean_row_length;
+        << t.gcoo_min_columns << "; " << a.rows() << " rows vs gcoo_min_rows " << t.gcoo_min_rows;
     if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
       why << "; groups of " << t.gcoo_group_size << " rows";
     return why.str();

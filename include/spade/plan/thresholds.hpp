@@ -15,11 +15,14 @@ struct thresholds {
   double densify_max_elements = 4.0e8;
   /// Rows per group (p) when the planner or spade::convert<gcoo> groups a matrix.
   int gcoo_group_size = 4;
-  /// sparse × dense on the GPU: gcoo_spmm runs instead of cuSPARSE SpMM only for at least this
-  /// many columns of B, and only while the mean row length of A stays at or below the second
-  /// threshold (docs/benchmarks/gcoo.md has the measurements behind both).
-  long gcoo_min_columns = 16;
-  double gcoo_max_mean_row_length = 1.0e9;
+  /// sparse × dense on the GPU: gcoo_spmm runs instead of cuSPARSE SpMM only with at least
+  /// gcoo_min_columns columns of B, gcoo_min_rows rows of A (fewer groups leave the H100
+  /// under-occupied), and a longest row at most gcoo_max_row_spread times the mean (skewed
+  /// rows serialise a group). docs/benchmarks/gcoo.md has the measurements behind all three;
+  /// a gcoo operand always runs gcoo_spmm (its format was chosen by the user).
+  long gcoo_min_columns = 32;
+  long gcoo_min_rows = 50000;
+  double gcoo_max_row_spread = 4.0;
 };
 
 inline constexpr thresholds default_thresholds{};
