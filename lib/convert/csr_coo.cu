@@ -98,11 +98,6 @@ __global__ void __launch_bounds__(block_threads) scatter_row_counts_kernel(scatt
     p.d_row_counts[p.d_run_rows[r]] = p.d_run_lengths[r];
 }
 
-// Index bits needed for values in [0, extent): none when the extent is 0 or 1.
-int bits_for(index_t extent) {
-  return extent > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint32_t>(extent - 1))) : 0;
-}
-
 }  // namespace
 
 template <scalar T>
@@ -141,8 +136,8 @@ csr<T, gpu> coo_to_csr(const coo<T, gpu>& a) {
   }
   // nnz fits index_t: coo's constructors check it.
   const int count = static_cast<int>(nnz);
-  const int col_bits = bits_for(cols);
-  const int key_bits = bits_for(rows) + col_bits;
+  const int col_bits = detail::bits_for(cols);
+  const int key_bits = detail::bits_for(rows) + col_bits;
 
   device_buffer<index_t> entry_rows;  // row of each unique position, row-major order
   device_buffer<index_t> col_idx;

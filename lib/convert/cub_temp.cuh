@@ -5,11 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
 #include "../core/cuda_check.hpp"
 #include "spade/core/context.hpp"
+#include "spade/core/scalar.hpp"
 
 namespace spade::detail {
 
@@ -43,6 +45,11 @@ void cub_run(context& ctx, const char* doing, Call&& call) {
   SPADE_CUDA_TRY(call(static_cast<void*>(nullptr), bytes), doing);
   cub_temp temp(ctx, bytes, doing);
   SPADE_CUDA_TRY(call(temp.data(), bytes), doing);
+}
+
+/// Index bits needed for values in [0, extent) (radix-sort keys): none when the extent is 0 or 1.
+inline int bits_for(index_t extent) {
+  return extent > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint32_t>(extent - 1))) : 0;
 }
 
 /// The cudaStream_t every step of a conversion is ordered on.

@@ -47,17 +47,6 @@ __device__ int warp_in_block() {
   return static_cast<int>(threadIdx.x) / warp_threads;
 }
 
-// Index bits needed for values in [0, extent): none when the extent is 0 or 1 (as csr_coo.cu).
-int bits_for(index_t extent) {
-  return extent > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint32_t>(extent - 1))) : 0;
-}
-
-void check_group_size(index_t group_size, const char* call) {
-  if (group_size < 1)
-    throw invalid_matrix(std::string(call) + ": group size " + std::to_string(group_size) +
-                         ", must be >= 1");
-}
-
 // ---- csr → gcoo ------------------------------------------------------------------------------
 
 struct group_range_params {
@@ -456,7 +445,7 @@ __global__ void __launch_bounds__(block_threads) scatter_kernel(scatter_params<T
 
 template <scalar T>
 gcoo<T, gpu> csr_to_gcoo(const csr<T, gpu>& a, index_t group_size) {
-  check_group_size(group_size, "csr_to_gcoo");
+  detail::check_group_size("csr_to_gcoo", group_size);
   const index_t rows = a.rows();
   const index_t cols = a.cols();
   const index_t groups = detail::group_count(rows, group_size);
@@ -476,7 +465,7 @@ gcoo<T, gpu> csr_to_gcoo(const csr<T, gpu>& a, index_t group_size) {
   device_buffer<index_t> row_idx;
   device_buffer<index_t> col_idx;
   device_buffer<T> values;
-  const int row_bits = bits_for(std::min(group_size, rows));
+  const int row_bits = detail::bits_for(std::min(group_size, rows));
   if (nnz == 0) {
     // No entries to move.
   } else if (row_bits == 0) {
@@ -489,8 +478,8 @@ gcoo<T, gpu> csr_to_gcoo(const csr<T, gpu>& a, index_t group_size) {
     col_idx = a.col_idx();
     values = a.values();
   } else {
-    const int col_bits = bits_for(cols);
-    const int key_bits = bits_for(groups) + col_bits + row_bits;
+    const int col_bits = detail::bits_for(cols);
+    const int key_bits = detail::bits_for(groups) + col_bits + row_bits;
     if (key_bits < 32)
       sort_into_groups<std::uint32_t>(ctx, a, group_size, col_bits, row_bits, key_bits, row_idx,
                                       col_idx, values);
@@ -517,14 +506,14 @@ csr<T, gpu> gcoo_to_csr(const gcoo<T, gpu>& a) {
   }
   device_buffer<index_t> col_idx;
   device_buffer<T> values;
-  if (bits_for(std::min(a.group_size(), rows)) == 0) {
+  if (detail::bits_for(std::min(a.group_size(), rows)) == 0) {
     // One row per group: entries are already in row-major order and their rows ascend.
     col_idx = a.col_idx();
     values = a.values();
     fill_row_ptr<index_t>(ctx, a.row_idx().data(), rows, a.nnz(), 0, row_ptr.data());
   } else {
-    const int col_bits = bits_for(cols);
-    const int key_bits = bits_for(rows) + col_bits;
+    const int col_bits = detail::bits_for(cols);
+    const int key_bits = detail::bits_for(rows) + col_bits;
     if (key_bits < 32)
       sort_row_major<std::uint32_t>(ctx, a, col_bits, key_bits, row_ptr, col_idx, values);
     else
@@ -536,7 +525,7 @@ csr<T, gpu> gcoo_to_csr(const gcoo<T, gpu>& a) {
 
 template <scalar T>
 gcoo<T, gpu> dense_to_gcoo(const dense<T, gpu, row_major>& d, index_t group_size) {
-  check_group_size(group_size, "dense_to_gcoo");
+  detail::check_group_size("dense_to_gcoo", group_size);
   const index_t rows = d.rows();
   const index_t cols = d.cols();
   const index_t groups = detail::group_count(rows, group_size);

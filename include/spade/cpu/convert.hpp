@@ -16,13 +16,6 @@
 
 namespace spade::detail {
 
-/// Throws invalid_matrix unless p >= 1 (`call` names the conversion that was asked for it).
-inline void check_group_size(const char* call, index_t group_size) {
-  if (group_size < 1)
-    throw invalid_matrix(std::string(call) + ": group size " + std::to_string(group_size) +
-                         ", must be >= 1");
-}
-
 /// One past the last row of group g (64-bit: g·p + p may pass the index type near its limit).
 inline index_t group_end_row(index_t rows, index_t group_size, index_t g) {
   const std::int64_t end = (static_cast<std::int64_t>(g) + 1) * group_size;

@@ -14,12 +14,6 @@
 
 namespace spade::detail {
 
-/// What the last gcoo_spmm evaluation of this thread launched (explain and tests read it).
-inline device::gcoo_spmm_launch& last_gcoo_launch() {
-  thread_local device::gcoo_spmm_launch launch;
-  return launch;
-}
-
 inline device::operation op(bool transposed) {
   return transposed ? device::operation::transpose : device::operation::none;
 }
@@ -69,7 +63,7 @@ void run_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb, T be
       const auto& b_seen = tb ? cached_transpose(b) : b;
       const row_dense& b_rows = cached_convert<row_dense>(b_seen);
       if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
-        last_gcoo_launch() = device::gcoo_spmm(alpha, a, b_rows, beta, dest);
+        device::gcoo_spmm(alpha, a, b_rows, beta, dest);
       else
         device::gcoo_spmm_paper(alpha, a, b_rows, beta, dest);
     } else {

@@ -147,6 +147,13 @@ inline constexpr index_t group_count(index_t rows, index_t group_size) noexcept 
   return group_size > 0 && rows > 0 ? (rows - 1) / group_size + 1 : 0;
 }
 
+/// Throws invalid_matrix unless p >= 1 (`call` names the conversion that was asked for it).
+inline void check_group_size(const char* call, index_t group_size) {
+  if (group_size < 1)
+    throw invalid_matrix(std::string(call) + ": group size " + std::to_string(group_size) +
+                         ", must be >= 1");
+}
+
 /// Checks a grouped coordinate list: p, array lengths, offsets, each entry's group, column range,
 /// and the order inside each group (by column, then row; no repeated position).
 inline void check_gcoo(index_t rows, index_t cols, index_t group_size, std::size_t value_count,
@@ -154,8 +161,7 @@ inline void check_gcoo(index_t rows, index_t cols, index_t group_size, std::size
                        const std::vector<index_t>& group_nnz, const std::vector<index_t>& row_idx,
                        const std::vector<index_t>& col_idx) {
   check_extents("gcoo", rows, cols);
-  if (group_size < 1)
-    throw invalid_matrix("gcoo: group size " + std::to_string(group_size) + ", must be >= 1");
+  check_group_size("gcoo", group_size);
   const auto groups = static_cast<std::size_t>(group_count(rows, group_size));
   if (group_offsets.size() != groups || group_nnz.size() != groups)
     throw invalid_matrix(
