@@ -28,13 +28,38 @@ void gcoo_spmm_paper(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, T,
   no_cuda("gcoo_spmm_paper");
 }
 
+template <scalar T>
+void rowwise_spmv(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T, vector<T, gpu>&) {
+  no_cuda("rowwise_spmv");
+}
+template <scalar T, layout LB, layout LC>
+void rowwise_spmm(T, const csr<T, gpu>&, operation, const dense<T, gpu, LB>&, T,
+                  dense<T, gpu, LC>&) {
+  no_cuda("rowwise_spmm");
+}
+template <scalar T>
+csr<T, gpu> transpose_by_sort(const csr<T, gpu>&) {
+  no_cuda("transpose_by_sort");
+}
+
+#define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                              \
+  template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation, \
+                                        const dense<T, gpu, LB>&, T, dense<T, gpu, LC>&);
 #define SPADE_INSTANTIATE(T)                                                                      \
   template gcoo_spmm_launch gcoo_spmm<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, \
                                          T, dense<T, gpu, row_major>&, int);                      \
   template void gcoo_spmm_paper<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, T,    \
-                                   dense<T, gpu, row_major>&, int);
+                                   dense<T, gpu, row_major>&, int);                               \
+  template void rowwise_spmv<T>(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T,       \
+                                vector<T, gpu>&);                                                 \
+  template csr<T, gpu> transpose_by_sort<T>(const csr<T, gpu>&);                                  \
+  SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                              \
+  SPADE_INSTANTIATE_LAYOUTS(T, row_major, col_major)                                              \
+  SPADE_INSTANTIATE_LAYOUTS(T, col_major, row_major)                                              \
+  SPADE_INSTANTIATE_LAYOUTS(T, col_major, col_major)
 SPADE_INSTANTIATE(float)
 SPADE_INSTANTIATE(double)
 #undef SPADE_INSTANTIATE
+#undef SPADE_INSTANTIATE_LAYOUTS
 
 }  // namespace spade::device

@@ -619,8 +619,9 @@ TEST_CASE_TEMPLATE("matrix x vector: csr, coo (cusparse_spmv) and dense (cublas_
 // On CUDA 13.0 (H200) cuSPARSE SpMV was seen to drop the last row of a 32-row csr (y[31] = 0, and
 // compute-sanitizer reports its csrmv_v3_kernel writing 4 bytes past y), with either CSR
 // algorithm, mostly after a coo → csr conversion had run: this case repeats that sequence.
-TEST_CASE_TEMPLATE("csr x vector with 32 rows after coo conversions (cusparse_spmv)", T, float,
-                   double) {
+TEST_CASE_TEMPLATE(
+    "csr x vector with 32 rows after coo conversions (row-wise, docs/vendor-bugs.md)", T, float,
+    double) {
   pool_guard guard;
   const std::uint64_t seed = case_seed();
   CAPTURE(seed);
@@ -636,6 +637,12 @@ TEST_CASE_TEMPLATE("csr x vector with 32 rows after coo conversions (cusparse_sp
     check_product("coo*x (converts)", other * x, other_d, x_d);
     check_product("csr*x", a * x, to_double(a), x_d);
   }
+  // explain says when the cuSPARSE kernel hands a small operand to the row-wise kernels.
+  const auto small = spade::to_gpu(spade::testing::random_csr<T>(32, 32, 0.1, rng));
+  const auto large = spade::to_gpu(spade::testing::random_csr<T>(300, 32, 0.1, rng));
+  const auto x = gpu_vector<T>(32, rng);
+  CHECK(contains(spade::explain(small * x), "runs Spade's row-wise kernel"));
+  CHECK_FALSE(contains(spade::explain(large * x), "row-wise"));
 }
 
 TEST_CASE_TEMPLATE(

@@ -1,8 +1,11 @@
 // Declarations of Spade's own product kernels defined in lib/kernels (float and double).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "spade/device/vendor.hpp"
+#include "spade/formats/coo.hpp"
 #include "spade/formats/dense.hpp"
 #include "spade/formats/gcoo.hpp"
 
@@ -37,5 +40,33 @@ gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, r
 template <scalar T>
 void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_major>& b, T beta,
                      dense<T, gpu, row_major>& c, int block_threads = 128);
+
+/// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
+/// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 can return a zero last
+/// row for 32- and 33-row matrices, depending on the calls made before (docs/vendor-bugs.md);
+/// at this size one launch without workspace is also the faster path.
+inline constexpr index_t rowwise_max_extent = 256;
+inline constexpr std::int64_t rowwise_max_nnz = std::int64_t{1} << 16;
+
+/// Whether a rows × cols operand with `nnz` entries goes to the row-wise kernels.
+inline bool rowwise_preferred(index_t rows, index_t cols, std::int64_t nnz) noexcept {
+  return rows <= rowwise_max_extent && cols <= rowwise_max_extent && nnz <= rowwise_max_nnz;
+}
+
+/// y = alpha·op(A)·x + beta·y, a warp per row of A (op = transpose scatters with atomics, so
+/// its rounding may vary between runs). beta = 0 ignores y's contents (NaN included).
+template <scalar T>
+void rowwise_spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x, T beta,
+                  vector<T, gpu>& y);
+
+/// C = alpha·op(A)·B + beta·C for every layout of B and C, a thread per element of C
+/// (op = transpose: per element of A·B's rows, with atomics). beta = 0 ignores C's contents.
+template <scalar T, layout LB, layout LC>
+void rowwise_spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>& b, T beta,
+                  dense<T, gpu, LC>& c);
+
+/// Aᵀ as csr through Spade's own conversions (expand rows, sort by (column, row)).
+template <scalar T>
+csr<T, gpu> transpose_by_sort(const csr<T, gpu>& a);
 
 }  // namespace spade::device

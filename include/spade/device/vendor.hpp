@@ -19,8 +19,15 @@ namespace spade::device {
 enum class operation { none, transpose };
 
 /// cuSPARSE SpMV / SpMM algorithm choices (CUSPARSE_SPMV_CSR_ALG1/2, CUSPARSE_SPMM_CSR_ALG1/2/3).
+/// spmm_algorithm::automatic picks ALG3 or ALG2 from the size of C (spmm_alg2_min_elements).
 enum class spmv_algorithm { csr_alg1, csr_alg2 };
-enum class spmm_algorithm { csr_alg1, csr_alg2, csr_alg3 };
+enum class spmm_algorithm { csr_alg1, csr_alg2, csr_alg3, automatic };
+
+/// From spade-bench spmm on the real set (H100, docs/benchmarks/spmm-real-2026-11-22.csv):
+/// ALG3 was fastest or within 5% on every matrix at N = 32 and on all with fewer than
+/// 39 000 rows at N = 128; ALG2 won from 39 082 rows × 128 columns up. Between the two sizes
+/// the boundary is taken as C's element count.
+inline constexpr std::int64_t spmm_alg2_min_elements = 5'000'000;
 
 /// C = alpha·op(A)·op(B) + beta·C with cuBLAS GEMM; any layouts, no copies (row-major operands
 /// are handled by transposition identities). beta = 0 ignores C's contents (NaN included).
@@ -39,10 +46,10 @@ void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x
           vector<T, gpu>& y, spmv_algorithm algorithm = spmv_algorithm::csr_alg1);
 
 /// C = alpha·op(A)·B + beta·C with cusparseSpMM on CSR; B and C dense in any layout.
-/// ALG2/ALG3 run cusparseSpMM_preprocess first.
+/// ALG2/ALG3 run cusparseSpMM_preprocess once per operand set (cached on A).
 template <scalar T, layout LB, layout LC>
 void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>& b, T beta,
-          dense<T, gpu, LC>& c, spmm_algorithm algorithm = spmm_algorithm::csr_alg2);
+          dense<T, gpu, LC>& c, spmm_algorithm algorithm = spmm_algorithm::automatic);
 
 /// C = A·B (both CSR, sorted) with cusparseSpGEMM (reuse variant when available); the handle
 /// is the context's. Synchronises to learn nnz(C). Throws out_of_memory when the workspace

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "spade/device/kernels.hpp"
 #include "spade/plan/rule_table.hpp"
 #include "spade/plan/thresholds.hpp"
 
@@ -114,9 +115,9 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
   return {};
 }
 
-/// What decided for the candidate that runs (for explain).
+/// What decided for the candidate that runs, before the row-wise note.
 template <class Rule, class Kernel, class A, class B>
-std::string accept_reason(const A& a, const B& b, const operation_facts& facts) {
+std::string accept_reason_core(const A& a, const B& b, const operation_facts& facts) {
   if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
                 std::is_same_v<typename A::space_type, gpu>) {
     const auto& t = tuning();
@@ -129,6 +130,29 @@ std::string accept_reason(const A& a, const B& b, const operation_facts& facts) 
     return why.str();
   }
   return "the first candidate that accepts these operands";
+}
+
+/// For explain: the cuSPARSE wrappers hand small operands to Spade's row-wise kernels.
+template <class Kernel, class A>
+std::string rowwise_note(const A& a) {
+  if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm> ||
+                std::is_same_v<Kernel, kernels::cusparse_spmv>) {
+    if (device::rowwise_preferred(a.rows(), a.cols(), a.nnz()))
+      return std::string("; A is at most ") + std::to_string(device::rowwise_max_extent) + "x" +
+             std::to_string(device::rowwise_max_extent) + " with at most " +
+             std::to_string(device::rowwise_max_nnz) + " entries, so " + Kernel::name +
+             " runs Spade's row-wise kernel instead (docs/vendor-bugs.md)";
+  }
+  return {};
+}
+
+/// What decided for the candidate that runs (for explain).
+template <class Rule, class Kernel, class A, class B>
+std::string accept_reason(const A& a, const B& b, const operation_facts& facts) {
+  std::string why = accept_reason_core<Rule, Kernel>(a, b, facts);
+  if constexpr (std::is_same_v<typename A::space_type, gpu> && !is_dense_v<A>)
+    why += rowwise_note<Kernel>(a);
+  return why;
 }
 
 /// Calls run(candidate) for the first candidate that `Forced` allows (void: any) and that
