@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
       row_ptr[i + 1] = static_cast<int>(col_idx.size());
     }
     std::vector<float> x(n);
-    for (float& v : x) v = 1.0f + static_cast<float>(gen() % 10);
+    for (float& v : x)
+      v = 1.0f + static_cast<float>(gen() % 10);
     if (it < first) continue;
     ++run;
     const int nnz = static_cast<int>(col_idx.size());
@@ -62,13 +63,14 @@ int main(int argc, char** argv) {
     void* work;
     cudaMalloc(&work, bytes + 1);
     const cusparseStatus_t status =
-        cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a, dx, &beta, dy,
-                     CUDA_R_32F, CUSPARSE_SPMV_CSR_ALG1, work);
+        cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a, dx, &beta, dy, CUDA_R_32F,
+                     CUSPARSE_SPMV_CSR_ALG1, work);
     std::vector<float> y(n);
     cudaMemcpy(y.data(), d_y, sizeof(float) * n, cudaMemcpyDeviceToHost);
     for (int i = 0; i < n; ++i) {
       double want = 0;
-      for (int k = row_ptr[i]; k < row_ptr[i + 1]; ++k) want += double(values[k]) * x[col_idx[k]];
+      for (int k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+        want += double(values[k]) * x[col_idx[k]];
       if (status != CUSPARSE_STATUS_SUCCESS || !(std::abs(y[i] - want) <= 1e-4 * (1 + want))) {
         std::printf("iteration %d (%d rows, %d entries): row %d is %g, want %g (status %d)\n", it,
                     n, nnz, i, y[i], want, static_cast<int>(status));

@@ -353,7 +353,7 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   // N = 0 columns: below gcoo_min_columns, so cuSPARSE runs.
   CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_min_columns"));
   CHECK(contains(text, "chosen: cusparse_spmm"));
-  CHECK(contains(text, "densify_density 0.08"));
+  CHECK(contains(text, "densify_density 0.15"));
   // Lowering the threshold to 0 makes even an empty matrix "dense enough": SpMM declines.
   spade::tuning().densify_density = 0.0;
   const std::string lowered = spade::explain(o.coo * o.row);

@@ -8,9 +8,13 @@ namespace spade {
 /// branch runs on small inputs.
 struct thresholds {
   /// sparse × dense on the GPU: at or above this density the sparse operand is densified and
-  /// cuBLAS GEMM runs instead of cuSPARSE SpMM. ../shared/BENCHMARKS.md measured the crossover
-  /// at sparsity ≈ 0.92 (density 0.08) for square n = 14000, N = n on the H100.
-  double densify_density = 0.08;
+  /// cuBLAS GEMM runs instead of cuSPARSE SpMM. ../shared/BENCHMARKS.md extrapolated a
+  /// crossover at density 0.08 from sparsity 0.98–0.999 (n = 14000, N = n), but spade-bench
+  /// measured GEMM 1.2–2.1× slower than the best SpMM at density 0.1 on every paper square
+  /// (n = 4000/8000/14000, N = 32…1024; only n = 4000, N = 128 went the other way, by 4%), the gap
+  /// steady in N from 256 up; linear in density that puts the crossover near 0.13.
+  /// docs/benchmarks/spmm-synthetic-2026-11-22b.csv, spmm-densify-2026-11-22b.csv.
+  double densify_density = 0.15;
   /// ... but only when the densified operand stays below this many elements (memory).
   double densify_max_elements = 4.0e8;
   /// Rows per group (p) when the planner or spade::convert<gcoo> groups a matrix.
