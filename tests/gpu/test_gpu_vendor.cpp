@@ -535,8 +535,8 @@ TEST_CASE_TEMPLATE("rowwise kernels called directly: odd, empty and tall shapes,
 
 // cuSPARSE 12.6 gave y[31] = 0 here for about one matrix in three after GPU coo→csr conversions,
 // and for one in 600 without (docs/vendor-bugs.md): the wrappers must now be right every time.
-TEST_CASE_TEMPLATE("spmv and spmm through the wrappers on a long run of 31-33-row matrices", T,
-                   float, double) {
+TEST_CASE_TEMPLATE("spmv through the wrapper on a long run of 31-33-row matrices", T, float,
+                   double) {
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);

@@ -26,7 +26,8 @@ enum class spmm_algorithm { csr_alg1, csr_alg2, csr_alg3, automatic };
 /// From spade-bench spmm on the real set (H100, docs/benchmarks/spmm-real-2026-11-22.csv):
 /// ALG3 was fastest or within 5% on every matrix at N = 32 and on all with fewer than
 /// 39 000 rows at N = 128; ALG2 won from 39 082 rows × 128 columns up. Between the two sizes
-/// the boundary is taken as C's element count.
+/// the boundary is taken as C's element count. The synthetic set later showed ALG3 ahead at
+/// N = 32 up to 4·10⁶ rows too (rmat: this rule runs ALG2 there, 0.67×; docs/planner.md).
 inline constexpr std::int64_t spmm_alg2_min_elements = 5'000'000;
 
 /// C = alpha·op(A)·op(B) + beta·C with cuBLAS GEMM; any layouts, no copies (row-major operands
@@ -41,12 +42,16 @@ void gemv(T alpha, const dense<T, gpu, L>& a, operation op_a, const vector<T, gp
           vector<T, gpu>& y);
 
 /// y = alpha·op(A)·x + beta·y with cusparseSpMV on CSR. The workspace comes from the pool.
+/// An A of at most rowwise_max_extent rows and columns (kernels.hpp) runs rowwise_spmv instead,
+/// whatever `algorithm` says (docs/vendor-bugs.md).
 template <scalar T>
 void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x, T beta,
           vector<T, gpu>& y, spmv_algorithm algorithm = spmv_algorithm::csr_alg1);
 
 /// C = alpha·op(A)·B + beta·C with cusparseSpMM on CSR; B and C dense in any layout.
-/// ALG2/ALG3 run cusparseSpMM_preprocess once per operand set (cached on A).
+/// ALG2/ALG3 run cusparseSpMM_preprocess once per operand set (cached on A). An A of at most
+/// rowwise_max_extent rows and columns (kernels.hpp) runs rowwise_spmm instead, whatever
+/// `algorithm` says.
 template <scalar T, layout LB, layout LC>
 void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>& b, T beta,
           dense<T, gpu, LC>& c, spmm_algorithm algorithm = spmm_algorithm::automatic);
