@@ -4,7 +4,8 @@
 //   spade-bench device
 //   spade-bench overhead [--calls N] [--double] [--csv PATH] [--commit SHA]
 //   spade-bench spmv   [set options] [timing options]
-//   spade-bench spmm   [--n LIST] [--gemm] [set options] [timing options]
+//   spade-bench spmm   [--n LIST] [--gemm] [--gcoo-p LIST] [--gcoo-split LIST] [set options]
+//                      [timing options]
 //   spade-bench spgemm [--max-products P] [--all-algs] [set options] [timing options]
 //
 // See usage_text below and docs/benchmarks/README.md. A benchmark may call cuSPARSE itself for
@@ -45,6 +46,8 @@ const char* const usage_text =
     "  --n LIST          spmm: dense widths, e.g. 32,128,512; 'n' = N equal to the matrix's\n"
     "                    columns, for the gcoo_paper family only (default 32)\n"
     "  --gemm            spmm: also time cuBLAS GEMM on the densified A (dense crossover)\n"
+    "  --gcoo-p LIST     spmm: also time gcoo_spmm with these group sizes (column gcoo_variants)\n"
+    "  --gcoo-split LIST spmm: with --gcoo-p, also these split sizes (entries per item)\n"
     "  --max-products P  spgemm: skip matrices with more than P products (default 2e9;\n"
     "                    R-MAT is always run: it is the completion test)\n"
     "  --all-algs        spgemm: time ALG2 and ALG3 as well as DEFAULT\n"
@@ -71,6 +74,9 @@ struct run_options {
   std::string command;    // the command line, for the report
   bool all_algorithms = false;
   bool gemm = false;
+  // spmm: gcoo_spmm also timed with these group sizes and split sizes (tuning sweeps).
+  std::vector<int> gcoo_group_sizes;
+  std::vector<int> gcoo_splits;
   double max_products = 2e9;
   double reference_work = 5e7;
   std::uint64_t seed = 20240601;
@@ -109,6 +115,7 @@ struct result_row {
   double gcoo_paper_ms = NAN;
   double gcoo_convert_ms = NAN;  // csr → gcoo on the GPU, end to end
   std::string gcoo_launch;
+  std::string gcoo_variants;  // "p1=ms p2=ms s64=ms …" from --gcoo-p / --gcoo-split
   std::string note;
 };
 
@@ -146,6 +153,7 @@ const std::vector<std::string> csv_columns = {"family",
                                               "gcoo_paper_ms",
                                               "gcoo_convert_ms",
                                               "gcoo_launch",
+                                              "gcoo_variants",
                                               "copy_gbps",
                                               "note",
                                               "commit",
@@ -188,6 +196,7 @@ std::vector<std::string> csv_cells(const result_row& r, const run_options& ro) {
           cell(r.gcoo_paper_ms),
           cell(r.gcoo_convert_ms),
           r.gcoo_launch,
+          r.gcoo_variants,
           cell(ro.copy_gbps),
           r.note,
           ro.commit,
@@ -486,6 +495,22 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
       judge("gcoo_spmm");
       r.gcoo_ms = timer.kernel([&] { device::gcoo_spmm(T(1), g, b, T(0), cb); }, ro.timing).median;
       r.gcoo_ratio = r.base.median / r.gcoo_ms;
+      auto add_variant = [&](const std::string& name, auto&& call) {
+        poison(cb.data(), c_bytes, stream);
+        call();
+        judge(name.c_str());
+        const double ms = timer.kernel(call, ro.timing).median;
+        r.gcoo_variants += (r.gcoo_variants.empty() ? "" : " ") + name + "=" + cell(ms);
+      };
+      // Every listed group size with the default cut and every listed cut ("p1", "p1s32").
+      for (const int p : ro.gcoo_group_sizes) {
+        const gcoo<T, gpu> gp = convert<gcoo>(a, p);
+        const std::string name = "p" + std::to_string(p);
+        add_variant(name, [&] { device::gcoo_spmm(T(1), gp, b, T(0), cb); });
+        for (const int split : ro.gcoo_splits)
+          add_variant(name + "s" + std::to_string(split),
+                      [&] { device::gcoo_spmm(T(1), gp, b, T(0), cb, split); });
+      }
       if (mc.family == "gcoo_paper") {
         poison(cb.data(), c_bytes, stream);
         device::gcoo_spmm_paper(T(1), g, b, T(0), cb);
@@ -927,6 +952,17 @@ int command_device(run_options& ro) {
   return 0;
 }
 
+std::vector<int> int_list(const std::string& list) {
+  std::vector<int> out;
+  std::size_t at = 0;
+  while (at < list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) out.push_back(std::stoi(list.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return out;
+}
+
 int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
@@ -942,7 +978,7 @@ int run(int argc, char** argv) {
   const options opt({args.begin() + 1, args.end()},
                     {"quick", "double", "flush-l2", "all-algs", "gemm"},
                     {"matrices", "sets", "only", "n", "max-products", "warmup", "reps",
-                     "reference-work", "seed", "csv", "commit", "calls"});
+                     "reference-work", "seed", "csv", "commit", "calls", "gcoo-p", "gcoo-split"});
   std::string why;
   if (!device_available(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
@@ -956,6 +992,8 @@ int run(int argc, char** argv) {
   ro.commit = opt.get("commit", "unknown");
   ro.all_algorithms = opt.has("all-algs");
   ro.gemm = opt.has("gemm");
+  ro.gcoo_group_sizes = int_list(opt.get("gcoo-p"));
+  ro.gcoo_splits = int_list(opt.get("gcoo-split"));
   ro.max_products = opt.real("max-products", ro.max_products);
   ro.reference_work = opt.real("reference-work", ro.reference_work);
   ro.seed = static_cast<std::uint64_t>(opt.number("seed", static_cast<long long>(ro.seed)));

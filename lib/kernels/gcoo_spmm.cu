@@ -97,31 +97,40 @@ __global__ void gcoo_spmm_paper_kernel(paper_params<T> p) {
 //
 // A work item is (group, window of ≤ 8 of its rows, range of its entries) and is served by a
 // team of Lanes lanes (a whole warp when C is wide, a quarter of one when N = 32). Each lane owns
-// V consecutive columns of the current column tile and loads them from B with one 16-byte load;
-// the group's entries pass through a per-team shared-memory stage, read as broadcasts. Because a
-// group's entries are ordered by column, a B row is loaded once for every entry of that column
-// in the group (the paper's reuse), and the accumulators of the window's rows stay in registers
-// (selected by an unrolled compare, never a dynamic register index, so nothing spills). Groups
-// far longer than the average are cut into several items whose partial sums go to a workspace
-// and are added in a fixed order by a second kernel: no atomics, deterministic results.
-// Column tiles are the slow grid dimension, so all items of one tile run together and the tile
-// of B they share stays in L2.
+// V consecutive columns of the current column tile and loads them from B with one 16-byte load.
+// A team stages the next `depth` entries of its item through its own slice of shared memory
+// (loaded from global memory while the previous slice is being used) and then walks them
+// `entries_in_flight` at a time: the B rows of those entries are requested together before any
+// is used, so a lane waits for one L2 round trip per batch instead of one per entry. Entries of
+// a group come in column order, so entries sharing a column in one batch hit the same cache
+// line (the paper's reuse, now through L1). The accumulators of the window's rows stay in
+// registers, selected by an unrolled compare (never a dynamic register index: nothing spills).
+// Long groups are cut into several items; each parks its partial sums in a workspace and the
+// last one of its window to finish (an arrival counter) adds all pieces in item order and writes
+// C: one launch, no floating-point atomics, the same result on every run. Column tiles are the
+// slow grid dimension, so all items of one tile run together and the tile of B stays in L2.
 
 constexpr int block_threads = 256;
 constexpr int max_window_rows = 8;
+// Four loads in flight per lane already give every SM more bytes in flight than an L2 round trip
+// needs once a few warps are resident (docs/benchmarks/gcoo.md); the batch also bounds the
+// registers a lane holds for B (4 × V).
+constexpr int entries_in_flight = 4;
+// The shortest piece a long group is cut into: shorter ones spend more on partial sums than
+// they gain in parallelism.
+constexpr int min_split_entries = 64;
 
 struct work_item {
   index_t window;  // group · windows_per_group + window
   index_t begin;   // entry range inside the arrays
   index_t end;
-  index_t slot;  // partial-sum slot, or -1 when the item owns its rows
+  index_t slot;   // partial-sum slot, or -1 when the item owns its rows
+  index_t split;  // its split window (splits[], arrivals[]), or -1
 };
 
 struct split_window {
-  index_t window;
   index_t first_slot;
   index_t slots;
-  index_t unused;
 };
 
 template <class T>
@@ -130,6 +139,8 @@ struct spmm_params {
   const index_t* rows;
   const index_t* cols;
   const work_item* items;
+  const split_window* splits;
+  unsigned* arrivals;  // per split window and column tile; the last arrival resets it to 0
   const T* b;
   T* c;
   T* partials;  // (slots, window rows, n)
@@ -138,6 +149,7 @@ struct spmm_params {
   index_t n;
   index_t p;
   int windows_per_group;
+  int slot_rows;  // rows of C one partial-sum slot holds: min(p, 8)
   T alpha;
   T beta;
 };
@@ -150,6 +162,7 @@ struct vec_of<T, 1> {
     T v[1];
   };
   static __device__ type load(const T* at) { return {{__ldg(at)}}; }
+  static __device__ type load_coherent(const T* at) { return {{__ldcg(at)}}; }
 };
 template <>
 struct vec_of<float, 4> {
@@ -160,6 +173,10 @@ struct vec_of<float, 4> {
     const float4 x = __ldg(reinterpret_cast<const float4*>(at));
     return {{x.x, x.y, x.z, x.w}};
   }
+  static __device__ type load_coherent(const float* at) {
+    const float4 x = __ldcg(reinterpret_cast<const float4*>(at));
+    return {{x.x, x.y, x.z, x.w}};
+  }
 };
 template <>
 struct vec_of<double, 2> {
@@ -168,6 +185,10 @@ struct vec_of<double, 2> {
   };
   static __device__ type load(const double* at) {
     const double2 x = __ldg(reinterpret_cast<const double2*>(at));
+    return {{x.x, x.y}};
+  }
+  static __device__ type load_coherent(const double* at) {
+    const double2 x = __ldcg(reinterpret_cast<const double2*>(at));
     return {{x.x, x.y}};
   }
 };
@@ -195,14 +216,62 @@ __device__ void load_vec(const T* at, T (&x)[V]) {
 template <class T>
 struct alignas(16) staged_entry {
   index_t col;
-  index_t row;  // inside the window; ≥ P when outside it
+  index_t row;  // inside the window; P when outside it (or padding): skipped
   T value;
 };
+
+// C(row, col0 … col0 + V) = alpha · sum + beta · C (beta = 0 ignores C, NaN included).
+template <class T, int V>
+__device__ __forceinline__ void write_output(const spmm_params<T>& p, index_t row, std::int64_t col0,
+                             const T (&sum)[V]) {
+  T* out = p.c + std::int64_t{row} * p.n + col0;
+  T result[V];
+  if (p.beta == T(0)) {
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      result[v] = p.alpha * sum[v];
+  } else {
+    T old[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      old[v] = out[v];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      result[v] = p.alpha * sum[v] + p.beta * old[v];
+  }
+  store_vec<T, V>(out, result);
+}
+
+// Loads the entries of one round (per_lane per lane) into registers; slots past the item's end
+// become padding outside the window, which loads nothing and adds nothing.
+template <class T, int P, int Lanes, int PerLane>
+__device__ __forceinline__ void fetch_entries(const spmm_params<T>& p, const work_item& item,
+                                              index_t window_row0, index_t window_rows,
+                                              index_t round, int lane, index_t (&col)[PerLane],
+                                              index_t (&row)[PerLane], T (&value)[PerLane]) {
+#pragma unroll
+  for (int i = 0; i < PerLane; ++i) {
+    const index_t k = round + i * Lanes + lane;
+    col[i] = 0;
+    row[i] = P;
+    value[i] = T(0);
+    if (k < item.end) {
+      const index_t r = p.rows[k] - window_row0;
+      col[i] = p.cols[k];
+      row[i] = (r >= 0 && r < window_rows) ? r : index_t{P};
+      value[i] = p.values[k];
+    }
+  }
+}
 
 template <class T, int P, int V, int Lanes>
 __global__ void __launch_bounds__(block_threads) gcoo_spmm_kernel(spmm_params<T> p) {
   constexpr int teams_per_block = block_threads / Lanes;
-  __shared__ staged_entry<T> stage[teams_per_block][Lanes];
+  constexpr int depth = Lanes < 16 ? 16 : Lanes;  // entries staged per round
+  constexpr int per_lane = depth / Lanes;
+  constexpr int batch = entries_in_flight;
+  static_assert(depth % batch == 0, "a round holds whole batches");
+  __shared__ staged_entry<T> stage[teams_per_block][depth];
 
   const int team = static_cast<int>(threadIdx.x) / Lanes;
   const int lane = static_cast<int>(threadIdx.x) % Lanes;
@@ -227,122 +296,139 @@ __global__ void __launch_bounds__(block_threads) gcoo_spmm_kernel(spmm_params<T>
     for (int v = 0; v < V; ++v)
       acc[r][v] = T(0);
 
-  index_t loaded_col = -1;
-  T b[V];
+  // The next round's entries, in flight while the current round runs.
+  index_t next_col[per_lane];
+  index_t next_row[per_lane];
+  T next_value[per_lane];
+  fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, item.begin, lane, next_col,
+                                      next_row, next_value);
+  for (index_t round = item.begin; round < item.end; round += depth) {
 #pragma unroll
-  for (int v = 0; v < V; ++v)
-    b[v] = T(0);
-
-  for (index_t chunk = item.begin; chunk < item.end; chunk += Lanes) {
-    const index_t k = chunk + lane;
-    if (k < item.end) {
-      const index_t row = p.rows[k] - window_row0;
-      stage[team][lane] = {p.cols[k], (row >= 0 && row < window_rows) ? row : index_t{P},
-                           p.values[k]};
-    }
+    for (int i = 0; i < per_lane; ++i)
+      stage[team][i * Lanes + lane] = {next_col[i], next_row[i], next_value[i]};
     __syncwarp(team_mask);
-    const int count = static_cast<int>(min(static_cast<index_t>(Lanes), item.end - chunk));
-    for (int j = 0; j < count; ++j) {
-      const staged_entry<T> e = stage[team][j];
-      if (e.row >= P) continue;  // a row of another window of this group
-      if (e.col != loaded_col) {
-        loaded_col = e.col;
-        if (active) load_vec<T, V>(p.b + std::int64_t{e.col} * p.n + col0, b);
+    fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, round + depth, lane,
+                                        next_col, next_row, next_value);
+    const int count = static_cast<int>(min(static_cast<index_t>(depth), item.end - round));
+    if (active) {
+      for (int j = 0; j < count; j += batch) {
+        staged_entry<T> e[batch];
+#pragma unroll
+        for (int u = 0; u < batch; ++u)
+          e[u] = stage[team][j + u];
+        T b[batch][V];
+#pragma unroll
+        for (int u = 0; u < batch; ++u) {
+          if (e[u].row < P) {
+            load_vec<T, V>(p.b + std::int64_t{e[u].col} * p.n + col0, b[u]);
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+              b[u][v] = T(0);
+          }
+        }
+        // The row as a one-hot bit, tested per accumulator row: compared as an integer, the
+        // compiler turned the unrolled compare back into a dynamic index (local memory).
+#pragma unroll
+        for (int u = 0; u < batch; ++u) {
+          const unsigned row_bit = 1u << e[u].row;
+#pragma unroll
+          for (int r = 0; r < P; ++r)
+            if (row_bit & (1u << r))
+#pragma unroll
+              for (int v = 0; v < V; ++v)
+                acc[r][v] += e[u].value * b[u][v];
+        }
       }
-#pragma unroll
-      for (int r = 0; r < P; ++r)
-        if (e.row == r)
-#pragma unroll
-          for (int v = 0; v < V; ++v)
-            acc[r][v] += e.value * b[v];
     }
     __syncwarp(team_mask);
   }
-  if (!active) return;
 
-  if (item.slot >= 0) {
-    T* out = p.partials + (std::int64_t{item.slot} * max_window_rows) * p.n + col0;
+  if (item.slot < 0) {
+    if (!active) return;
+#pragma unroll
+    for (int r = 0; r < P; ++r)
+      if (r < window_rows) write_output<T, V>(p, window_row0 + r, col0, acc[r]);
+    return;
+  }
+
+  // A piece of a long group: park the partial sums, count the arrival; the team that arrives
+  // last adds every piece of the window in item order, so the sum does not depend on timing.
+  if (active) {
+    T* out = p.partials + (std::int64_t{item.slot} * p.slot_rows) * p.n + col0;
 #pragma unroll
     for (int r = 0; r < P; ++r)
       if (r < window_rows) store_vec<T, V>(out + std::int64_t{r} * p.n, acc[r]);
-    return;
   }
+  __threadfence();
+  __syncwarp(team_mask);
+  unsigned arrived = 0;
+  // Pieces of one window in different column tiles are independent: one counter per tile.
+  unsigned* const arrivals = p.arrivals + std::int64_t{item.split} * gridDim.y + blockIdx.y;
+  if (lane == 0) arrived = atomicAdd(arrivals, 1u);
+  arrived = __shfl_sync(team_mask, arrived, 0, Lanes);
+  const split_window split = p.splits[item.split];
+  if (arrived != static_cast<unsigned>(split.slots - 1)) return;
+  __threadfence();
+  if (lane == 0) *arrivals = 0;  // ready for the next launch on this stream
+  if (!active) return;
 #pragma unroll
   for (int r = 0; r < P; ++r) {
     if (r >= window_rows) break;
-    T* out = p.c + std::int64_t{window_row0 + r} * p.n + col0;
-    T result[V];
-    if (p.beta == T(0)) {
+    T sum[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      sum[v] = T(0);
+    for (index_t s = 0; s < split.slots; ++s) {
+      const T* in = p.partials +
+                    (std::int64_t{split.first_slot + s} * p.slot_rows + r) * p.n + col0;
+      const auto piece = vec_of<T, V>::load_coherent(in);  // L1 may hold stale lines
 #pragma unroll
       for (int v = 0; v < V; ++v)
-        result[v] = p.alpha * acc[r][v];
-    } else {
-      T old[V];
-#pragma unroll
-      for (int v = 0; v < V; ++v)
-        old[v] = out[v];
-#pragma unroll
-      for (int v = 0; v < V; ++v)
-        result[v] = p.alpha * acc[r][v] + p.beta * old[v];
+        sum[v] += piece.v[v];
     }
-    store_vec<T, V>(out, result);
-  }
-}
-
-template <class T>
-struct fixup_params {
-  const split_window* windows;
-  const T* partials;
-  T* c;
-  index_t m;
-  index_t n;
-  index_t p;
-  int windows_per_group;
-  T alpha;
-  T beta;
-};
-
-// C rows of a split window = alpha · (sum of its items' partials, in item order) + beta · C.
-template <class T>
-__global__ void __launch_bounds__(block_threads) gcoo_spmm_fixup_kernel(fixup_params<T> p) {
-  const split_window w = p.windows[blockIdx.x];
-  const index_t group = w.window / p.windows_per_group;
-  const index_t row0 = group * p.p + (w.window % p.windows_per_group) * max_window_rows;
-  const index_t rows =
-      min(min(static_cast<index_t>(max_window_rows), group * p.p + p.p - row0), p.m - row0);
-  const std::int64_t elements = std::int64_t{rows} * p.n;
-  for (std::int64_t e = threadIdx.x; e < elements; e += blockDim.x) {
-    T sum = T(0);
-    for (index_t s = 0; s < w.slots; ++s)
-      sum += p.partials[std::int64_t{w.first_slot + s} * max_window_rows * p.n + e];
-    T* out = p.c + std::int64_t{row0} * p.n + e;
-    *out = p.beta == T(0) ? p.alpha * sum : p.alpha * sum + p.beta * *out;
+    write_output<T, V>(p, window_row0 + r, col0, sum);
   }
 }
 
 // ---- the schedule: work items, built once per matrix and split size, cached on the operand ---
 
 struct gcoo_schedule {
-  int split_entries = 0;
+  int requested_split = 0;  // with max_slots, the cache key
+  std::int64_t max_slots = 0;
+  int split_entries = 0;  // the cut used: requested_split, doubled until the slots fit
   int windows_per_group = 1;
   std::int64_t item_count = 0;
   std::int64_t slot_count = 0;
   int split_groups = 0;
   device_buffer<work_item> items;
   device_buffer<split_window> splits;
+  // splits × column tiles counters, all zero between launches (each launch's last arrivals
+  // reset them); grown when a wider B needs more tiles.
+  mutable device_buffer<unsigned> arrivals;
+};
+// The split size follows N (through the team width), so products of one matrix with B of a few
+// widths keep a few schedules.
+struct gcoo_schedules {
+  std::vector<std::shared_ptr<gcoo_schedule>> built;
 };
 struct gcoo_schedule_key {};
+constexpr std::size_t max_cached_schedules = 4;
 
 int windows_for(index_t p) {
   return static_cast<int>((p + max_window_rows - 1) / max_window_rows);
 }
 
 // Items per group window: one, or ceil(entries / split_entries) when the group is long. The
+// cut doubles until the partial-sum slots fit max_slots (before, a matrix over the budget lost
+// its splits altogether and ran its longest groups serially: 5x slower on wiki-Vote). The
 // schedule needs the group lengths on the host (one copy of groups() integers).
 template <class T>
-gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int split_entries, context& ctx) {
+gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int requested_split, std::int64_t max_slots,
+                             context& ctx) {
   gcoo_schedule s;
-  s.split_entries = split_entries;
+  s.requested_split = requested_split;
+  s.max_slots = max_slots;
   s.windows_per_group = windows_for(a.group_size());
   const index_t groups = a.groups();
   std::vector<index_t> nnz(static_cast<std::size_t>(groups));
@@ -351,6 +437,17 @@ gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int split_entries, context& 
     ctx.copy_to_host(nnz.data(), a.group_nnz().data(), nnz.size() * sizeof(index_t));
     ctx.copy_to_host(offsets.data(), a.group_offsets().data(), offsets.size() * sizeof(index_t));
   }
+  const int windows = s.windows_per_group;
+  auto slots_for = [&](std::int64_t split) {
+    std::int64_t slots = 0;
+    for (const index_t length : nnz)
+      if (length > split) slots += (length + split - 1) / split * windows;
+    return slots;
+  };
+  std::int64_t split_entries = requested_split;
+  while (split_entries < INT_MAX / 2 && slots_for(split_entries) > max_slots)
+    split_entries *= 2;
+  s.split_entries = static_cast<int>(std::min<std::int64_t>(split_entries, INT_MAX / 2));
   std::vector<work_item> items;
   std::vector<split_window> splits;
   items.reserve(static_cast<std::size_t>(groups) * s.windows_per_group);
@@ -358,18 +455,21 @@ gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int split_entries, context& 
   for (index_t g = 0; g < groups; ++g) {
     const index_t begin = offsets[g];
     const index_t end = begin + nnz[g];
-    const index_t pieces = std::max<index_t>(1, (nnz[g] + split_entries - 1) / split_entries);
+    const index_t pieces =
+        std::max<index_t>(1, (nnz[g] + s.split_entries - 1) / s.split_entries);
     if (pieces > 1) ++s.split_groups;
     for (int w = 0; w < s.windows_per_group; ++w) {
       const index_t window = g * s.windows_per_group + w;
       if (pieces == 1) {
-        items.push_back({window, begin, end, -1});
+        items.push_back({window, begin, end, -1, -1});
         continue;
       }
-      splits.push_back({window, slot, pieces, 0});
+      const auto split = static_cast<index_t>(splits.size());
+      splits.push_back({slot, pieces});
       for (index_t piece = 0; piece < pieces; ++piece) {
-        const index_t piece_begin = begin + piece * split_entries;
-        items.push_back({window, piece_begin, std::min(end, piece_begin + split_entries), slot++});
+        const index_t piece_begin = begin + piece * s.split_entries;
+        items.push_back(
+            {window, piece_begin, std::min(end, piece_begin + s.split_entries), slot++, split});
       }
     }
   }
@@ -385,24 +485,28 @@ gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int split_entries, context& 
   return s;
 }
 
-// The default cut: about four items' worth of entries for every resident warp of the device
-// (the same for every N, so alternating widths reuse one cached schedule), never below a few
-// hundred entries (shorter items only add partial-sum traffic).
-int default_split_entries(std::int64_t nnz, const context& ctx) {
-  const std::int64_t resident_warps =
-      std::int64_t{std::max(ctx.properties().sm_count, 1)} * (2048 / 32);
-  const std::int64_t per_warp = (nnz + resident_warps - 1) / resident_warps;
-  return static_cast<int>(std::clamp<std::int64_t>(per_warp * 4, 256, INT_MAX / 2));
+// The default cut: twice an even share of the entries per resident team (so a skewed group
+// never holds up the whole launch), never below min_split_entries.
+int default_split_entries(std::int64_t nnz, int lanes, const context& ctx) {
+  const std::int64_t resident_teams =
+      std::int64_t{std::max(ctx.properties().sm_count, 1)} * (2048 / lanes);
+  const std::int64_t share = (nnz + resident_teams - 1) / resident_teams;
+  return static_cast<int>(std::clamp<std::int64_t>(share * 2, min_split_entries, INT_MAX / 2));
 }
 
 template <class T>
-const gcoo_schedule& schedule_of(const gcoo<T, gpu>& a, int split_entries, context& ctx) {
-  using holder = std::shared_ptr<gcoo_schedule>;
-  holder& cached = const_cast<holder&>(a.cache().template get_or_make<gcoo_schedule_key, holder>(
-      [&] { return std::make_shared<gcoo_schedule>(build_schedule(a, split_entries, ctx)); }));
-  if (cached->split_entries != split_entries)
-    cached = std::make_shared<gcoo_schedule>(build_schedule(a, split_entries, ctx));
-  return *cached;
+const gcoo_schedule& schedule_of(const gcoo<T, gpu>& a, int split_entries, std::int64_t max_slots,
+                                 context& ctx) {
+  using holder = std::shared_ptr<gcoo_schedules>;
+  const holder& cached = a.cache().template get_or_make<gcoo_schedule_key, holder>(
+      [] { return std::make_shared<gcoo_schedules>(); });
+  auto& built = cached->built;
+  for (const auto& s : built)
+    if (s->requested_split == split_entries && s->max_slots == max_slots) return *s;
+  if (built.size() == max_cached_schedules) built.erase(built.begin());
+  built.push_back(
+      std::make_shared<gcoo_schedule>(build_schedule(a, split_entries, max_slots, ctx)));
+  return *built.back();
 }
 
 template <class T, int P, int V, int Lanes>
@@ -484,44 +588,43 @@ gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, r
   if (tiles > 65535)
     throw dimension_mismatch("gcoo_spmm: B has " + std::to_string(n) +
                              " columns, more than this kernel's 65535 column tiles");
-  if (split_entries <= 0) split_entries = default_split_entries(a.nnz(), ctx);
-  // Partial sums cost slots · 8 · n elements; far beyond C itself, splitting is not worth it
-  // (and the schedule without splits replaces the cached one).
-  const std::int64_t slots = schedule_of(a, split_entries, ctx).slot_count;
-  const bool partials_fit = slots * max_window_rows * std::int64_t{n} <=
-                            std::max<std::int64_t>(c.element_count(), 1 << 20);
-  const gcoo_schedule& used = schedule_of(a, partials_fit ? split_entries : INT_MAX / 2, ctx);
+  if (split_entries <= 0) split_entries = default_split_entries(a.nnz(), lanes, ctx);
+  // Partial sums take slots · min(p, 8) · n elements: at most C's size or 4 M elements.
+  const int slot_rows = static_cast<int>(std::min<index_t>(a.group_size(), max_window_rows));
+  const std::int64_t partial_budget = std::max<std::int64_t>(c.element_count(), 1 << 22);
+  const gcoo_schedule& used =
+      schedule_of(a, split_entries, partial_budget / (std::int64_t{slot_rows} * n), ctx);
+  const std::size_t counters = used.splits.size() * static_cast<std::size_t>(tiles);
+  if (used.arrivals.size() < counters) {
+    used.arrivals = device_buffer<unsigned>(counters, ctx);
+    ctx.fill_zero(used.arrivals.data(), counters * sizeof(unsigned));
+  }
   device_buffer<T> partials(
-      static_cast<std::size_t>(used.slot_count) * max_window_rows * static_cast<std::size_t>(n),
+      static_cast<std::size_t>(used.slot_count) * slot_rows * static_cast<std::size_t>(n),
       ctx);
 
-  spmm_params<T> params{a.values().data(),
-                        a.row_idx().data(),
-                        a.col_idx().data(),
-                        used.items.data(),
-                        b.data(),
-                        c.data(),
-                        partials.data(),
-                        used.item_count,
-                        a.rows(),
-                        n,
-                        a.group_size(),
-                        used.windows_per_group,
-                        alpha,
-                        beta};
-  const int window_rows = static_cast<int>(std::min<index_t>(a.group_size(), max_window_rows));
+  const spmm_params<T> params{a.values().data(),
+                              a.row_idx().data(),
+                              a.col_idx().data(),
+                              used.items.data(),
+                              used.splits.data(),
+                              used.arrivals.data(),
+                              b.data(),
+                              c.data(),
+                              partials.data(),
+                              used.item_count,
+                              a.rows(),
+                              n,
+                              a.group_size(),
+                              used.windows_per_group,
+                              slot_rows,
+                              alpha,
+                              beta};
   if (v == wide)
-    launch_by_lanes<T, wide>(lanes, window_rows, params, tiles, stream);
+    launch_by_lanes<T, wide>(lanes, slot_rows, params, tiles, stream);
   else
-    launch_by_lanes<T, 1>(lanes, window_rows, params, tiles, stream);
+    launch_by_lanes<T, 1>(lanes, slot_rows, params, tiles, stream);
   SPADE_CHECK_LAUNCH("multiplying gcoo by a dense matrix (gcoo_spmm)");
-  if (used.slot_count > 0) {
-    const fixup_params<T> fp{used.splits.data(), partials.data(),        c.data(), a.rows(), n,
-                             a.group_size(),     used.windows_per_group, alpha,    beta};
-    gcoo_spmm_fixup_kernel<T>
-        <<<static_cast<unsigned>(used.splits.size()), block_threads, 0, stream>>>(fp);
-    SPADE_CHECK_LAUNCH("adding the partial sums of split gcoo groups (gcoo_spmm)");
-  }
   launch.lanes_per_group = lanes;
   launch.vector_width = v;
   launch.column_tiles = static_cast<int>(tiles);
@@ -530,6 +633,7 @@ gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, r
   launch.split_entries = used.split_entries;
   return launch;
 }
+
 
 template <scalar T>
 void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_major>& b, T beta,
