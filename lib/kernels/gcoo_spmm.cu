@@ -222,8 +222,8 @@ struct alignas(16) staged_entry {
 
 // C(row, col0 … col0 + V) = alpha · sum + beta · C (beta = 0 ignores C, NaN included).
 template <class T, int V>
-__device__ __forceinline__ void write_output(const spmm_params<T>& p, index_t row, std::int64_t col0,
-                             const T (&sum)[V]) {
+__device__ __forceinline__ void write_output(const spmm_params<T>& p, index_t row,
+                                             std::int64_t col0, const T (&sum)[V]) {
   T* out = p.c + std::int64_t{row} * p.n + col0;
   T result[V];
   if (p.beta == T(0)) {
@@ -300,15 +300,15 @@ __global__ void __launch_bounds__(block_threads) gcoo_spmm_kernel(spmm_params<T>
   index_t next_col[per_lane];
   index_t next_row[per_lane];
   T next_value[per_lane];
-  fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, item.begin, lane, next_col,
-                                      next_row, next_value);
+  fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, item.begin, lane,
+                                       next_col, next_row, next_value);
   for (index_t round = item.begin; round < item.end; round += depth) {
 #pragma unroll
     for (int i = 0; i < per_lane; ++i)
       stage[team][i * Lanes + lane] = {next_col[i], next_row[i], next_value[i]};
     __syncwarp(team_mask);
     fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, round + depth, lane,
-                                        next_col, next_row, next_value);
+                                         next_col, next_row, next_value);
     const int count = static_cast<int>(min(static_cast<index_t>(depth), item.end - round));
     if (active) {
       for (int j = 0; j < count; j += batch) {
@@ -380,8 +380,8 @@ __global__ void __launch_bounds__(block_threads) gcoo_spmm_kernel(spmm_params<T>
     for (int v = 0; v < V; ++v)
       sum[v] = T(0);
     for (index_t s = 0; s < split.slots; ++s) {
-      const T* in = p.partials +
-                    (std::int64_t{split.first_slot + s} * p.slot_rows + r) * p.n + col0;
+      const T* in =
+          p.partials + (std::int64_t{split.first_slot + s} * p.slot_rows + r) * p.n + col0;
       const auto piece = vec_of<T, V>::load_coherent(in);  // L1 may hold stale lines
 #pragma unroll
       for (int v = 0; v < V; ++v)
@@ -455,8 +455,7 @@ gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int requested_split, std::in
   for (index_t g = 0; g < groups; ++g) {
     const index_t begin = offsets[g];
     const index_t end = begin + nnz[g];
-    const index_t pieces =
-        std::max<index_t>(1, (nnz[g] + s.split_entries - 1) / s.split_entries);
+    const index_t pieces = std::max<index_t>(1, (nnz[g] + s.split_entries - 1) / s.split_entries);
     if (pieces > 1) ++s.split_groups;
     for (int w = 0; w < s.windows_per_group; ++w) {
       const index_t window = g * s.windows_per_group + w;
@@ -600,8 +599,7 @@ gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, r
     ctx.fill_zero(used.arrivals.data(), counters * sizeof(unsigned));
   }
   device_buffer<T> partials(
-      static_cast<std::size_t>(used.slot_count) * slot_rows * static_cast<std::size_t>(n),
-      ctx);
+      static_cast<std::size_t>(used.slot_count) * slot_rows * static_cast<std::size_t>(n), ctx);
 
   const spmm_params<T> params{a.values().data(),
                               a.row_idx().data(),
@@ -633,7 +631,6 @@ gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, r
   launch.split_entries = used.split_entries;
   return launch;
 }
-
 
 template <scalar T>
 void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_major>& b, T beta,

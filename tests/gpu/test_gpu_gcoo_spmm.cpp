@@ -219,8 +219,8 @@ TEST_CASE_TEMPLATE("gcoo_spmm: long groups cut into work items (partial sums, fi
       }
 }
 
-TEST_CASE_TEMPLATE("gcoo_spmm: one operand, repeated calls with changing split sizes and widths",
-                   T, float, double) {
+TEST_CASE_TEMPLATE("gcoo_spmm: one operand, repeated calls with changing split sizes and widths", T,
+                   float, double) {
   // The split pieces of a window meet through an arrival counter that the last piece resets,
   // and each split size keeps its own cached schedule: a reused operand must stay right and
   // give bit-identical results when the same call repeats.
