@@ -118,7 +118,7 @@ constexpr int max_window_rows = 8;
 constexpr int entries_in_flight = 4;
 // The shortest piece a long group is cut into: shorter ones spend more on partial sums than
 // they gain in parallelism.
-constexpr int min_split_entries = 64;
+constexpr int min_split_entries = 16;
 
 struct work_item {
   index_t window;  // group · windows_per_group + window

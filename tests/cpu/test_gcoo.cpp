@@ -491,6 +491,54 @@ TEST_CASE_TEMPLATE("to_eigen, write_matrix_market and assignment from expression
   check_same(spade::convert<spade::csr>(product), reference);
 }
 
+TEST_CASE_TEMPLATE("sparse_view: a mostly-zero dense operand runs as gcoo, converted once", T,
+                   float, double) {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  // A dense matrix with about 5% nonzeros, an empty row and an empty column.
+  const auto sparse = spade::random_sparse<T>(37, 29, 0.05, seed);
+  spade::dense<T, cpu> d = spade::convert<spade::dense>(sparse);
+  for (index_t j = 0; j < d.cols(); ++j)
+    d.values()[static_cast<std::size_t>(5 * d.cols() + j)] = T(0);
+  const auto b = spade::random_dense<T>(29, 6, seed + 1);
+
+  const std::size_t before = spade::conversion_counter().load();
+  const spade::dense<T, cpu> c = spade::sparse_view(d) * b;
+  const std::size_t first = spade::conversion_counter().load() - before;
+  const spade::dense<T, cpu> again = T(2) * (spade::sparse_view(d) * b);
+  // dense -> gcoo (and, for Eigen on the host, gcoo -> csr), each cached: the second product
+  // converts nothing.
+  CHECK(first >= 1);
+  CHECK(spade::conversion_counter().load() - before == first);
+  const spade::dense<T, cpu> want = d * b;
+  REQUIRE(c.values().size() == want.values().size());
+  for (std::size_t k = 0; k < want.values().size(); ++k) {
+    CHECK(std::abs(double(c.values()[k]) - double(want.values()[k])) <=
+          1e-5 * (1 + std::abs(double(want.values()[k]))));
+    CHECK(std::abs(double(again.values()[k]) - 2 * double(want.values()[k])) <=
+          2e-5 * (1 + std::abs(double(want.values()[k]))));
+  }
+  // Assigned to a gcoo it is the conversion itself; the reference path agrees.
+  const spade::gcoo<T, cpu> g = spade::sparse_view(d);
+  check_same(spade::convert<spade::csr>(g), spade::convert<spade::csr>(d));
+  const auto ref = spade::reference(spade::sparse_view(d) * b);
+  for (std::size_t k = 0; k < want.values().size(); ++k)
+    CHECK(std::abs(double(ref.values()[k]) - double(want.values()[k])) <=
+          1e-5 * (1 + std::abs(double(want.values()[k]))));
+  // explain names the view and the gcoo it stands for.
+  const std::string plan = spade::explain(spade::sparse_view(d) * b);
+  CAPTURE(plan);
+  CHECK(plan.find("sparse view") != std::string::npos);
+  CHECK(plan.find("gcoo") != std::string::npos);
+  // Changing d drops the cached conversion: the next product sees the new values.
+  d.values()[0] = T(3);
+  const spade::dense<T, cpu> changed = spade::sparse_view(d) * b;
+  const spade::dense<T, cpu> changed_want = d * b;
+  for (std::size_t k = 0; k < changed_want.values().size(); ++k)
+    CHECK(std::abs(double(changed.values()[k]) - double(changed_want.values()[k])) <=
+          1e-5 * (1 + std::abs(double(changed_want.values()[k]))));
+}
+
 TEST_CASE_TEMPLATE("to_gpu / to_cpu for gcoo: empty objects without a device, round trip with one",
                    T, float, double) {
   const spade::gcoo<T, cpu> none;

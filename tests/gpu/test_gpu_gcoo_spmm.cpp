@@ -364,3 +364,59 @@ TEST_CASE_TEMPLATE("planner: sparse x dense picks gcoo_spmm, explains it, and ca
         std::string::npos);
   spade::tuning() = saved;
 }
+
+TEST_CASE_TEMPLATE("sparse_view on the gpu: dense -> gcoo once, then gcoo_spmm", T, float, double) {
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // 3001 rows at 2% density, a third of them empty.
+  const auto sparse = random_csr<T>(3001, 500, 0.02, rng, 0.66);
+  const auto d_host = spade::convert<spade::dense<T, cpu>>(sparse);
+  const auto b_host = random_values<T>(500, 64, rng);
+  const spade::dense<T, gpu> d = spade::to_gpu(d_host);
+  const spade::dense<T, gpu> b = spade::to_gpu(b_host);
+  const std::string plan = spade::explain(spade::sparse_view(d) * b);
+  CAPTURE(plan);
+  CHECK(plan.find("sparse view") != std::string::npos);
+  CHECK(plan.find("chosen: gcoo_spmm") != std::string::npos);
+  const std::size_t before = spade::conversion_counter().load();
+  spade::dense<T, gpu> c(3001, 64);
+  c = spade::sparse_view(d) * b;
+  c = spade::sparse_view(d) * b;
+  CHECK(spade::conversion_counter().load() - before == 0);  // explain made it; cached on d
+  const auto want = spade::reference(widen(sparse) * widen(b_host));
+  const auto magnitude = spade::reference(widen(sparse, true) * widen(b_host, true));
+  const auto got = spade::to_cpu(c);
+  const double eps = std::numeric_limits<T>::epsilon();
+  std::size_t bad = 0;
+  for (std::size_t k = 0; k < want.values().size(); ++k)
+    if (!(std::abs(double(got.values()[k]) - want.values()[k]) <=
+          8 * eps * magnitude.values()[k] + std::numeric_limits<T>::min()))
+      ++bad;
+  CHECK(bad == 0);
+  // The planner's group size: fewer rows than 4 x the device's resident warps give p < 4.
+  const spade::gcoo<T, gpu> g = spade::sparse_view(d);
+  const auto& props = spade::default_context().properties();
+  const std::int64_t warps = std::int64_t{props.sm_count} * props.max_threads_per_sm / 32;
+  CHECK(g.group_size() == (3001 / 4 >= warps ? 4 : 3001 / 2 >= warps ? 2 : 1));
+  CHECK(g.nnz() == sparse.nnz());
+}
+
+TEST_CASE_TEMPLATE("planner: gcoo_spmm for wide B on short rows, cuSPARSE for narrow B", T, float,
+                   double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  // 9000 rows of about 6 entries: above gcoo_wide_min_rows, below gcoo_wide_max_mean_row.
+  const auto a_host = random_csr<T>(9000, 9000, 6.0 / 9000, rng);
+  const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  const spade::dense<T, gpu> wide = spade::to_gpu(random_values<T>(9000, 128, rng));
+  const spade::dense<T, gpu> narrow = spade::to_gpu(random_values<T>(9000, 64, rng));
+  const std::string wide_plan = spade::explain(a * wide);
+  const std::string narrow_plan = spade::explain(a * narrow);
+  CAPTURE(wide_plan);
+  CAPTURE(narrow_plan);
+  CHECK(wide_plan.find("chosen: gcoo_spmm") != std::string::npos);
+  CHECK(narrow_plan.find("< gcoo_wide_columns") != std::string::npos);
+  CHECK(narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);
+}

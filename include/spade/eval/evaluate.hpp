@@ -95,6 +95,9 @@ void evaluate_into(Dest& dest, const E& e, typename Dest::value_type alpha,
     evaluate_sum<Forced>(dest, e, alpha);
   } else if constexpr (expr::is_scaled_v<E>) {
     evaluate_into<Forced>(dest, e.inner, alpha * e.factor, beta);
+  } else if constexpr (expr::is_sparse_view_v<E>) {
+    dest = viewed_gcoo(e);  // a copy: the cached conversion stays with the dense operand
+    scale_values(dest, alpha);
   } else if constexpr (expr::is_transposed_v<E>) {
     with_operand(e.inner, [&](const auto& m, bool transposed, typename Dest::value_type s) {
       dest = transposed ? m : cached_transpose(m);
@@ -274,6 +277,9 @@ auto host_tree(const E& e) {
   } else if constexpr (expr::is_scaled_v<E>) {
     auto inner = host_tree(e.inner);
     return expr::scaled<decltype(inner)>(e.factor, std::move(inner));
+  } else if constexpr (expr::is_sparse_view_v<E>) {
+    auto inner = host_tree(e.inner);
+    return expr::sparse_view<decltype(inner)>(std::move(inner));
   } else {
     auto inner = host_tree(e.inner);
     return expr::transposed<decltype(inner)>(std::move(inner));

@@ -48,11 +48,14 @@ std::string steps_text(plan::steps<Steps...>) {
 template <class X>
 std::string describe_operand(const X& x, int indent);
 
-/// The storage leaf under scaled/transposed wrappers, or nullptr for a nested expression.
+/// The storage leaf under scaled/transposed wrappers (for a sparse view, its cached gcoo, made
+/// here if it is not yet), or nullptr for a nested expression.
 template <class X>
 auto leaf_of(const X& x) {
   if constexpr (matrix_or_vector<X>)
     return &x;
+  else if constexpr (expr::is_sparse_view_v<X>)
+    return &viewed_gcoo(x);
   else if constexpr (expr::is_scaled_v<X> || expr::is_transposed_v<X>)
     return leaf_of(x.inner);
   else
@@ -81,6 +84,10 @@ std::string explain_node(const E& e, int indent) {
         << explain_node(e.inner, indent);
   } else if constexpr (expr::is_transposed_v<E>) {
     out << pad << "transposed (an op flag where the kernel has one, else a cached copy)\n"
+        << explain_node(e.inner, indent);
+  } else if constexpr (expr::is_sparse_view_v<E>) {
+    out << pad << "sparse view -> " << describe_storage(viewed_gcoo(e))
+        << " (dense -> gcoo once, cached on the dense operand)\n"
         << explain_node(e.inner, indent);
   } else {
     using plan_type = plan_of<E>;
@@ -132,6 +139,9 @@ std::string describe_operand(const X& x, int indent) {
     return out.str();
   } else if constexpr (expr::is_transposed_v<X>) {
     return "transpose of " + describe_operand(x.inner, indent);
+  } else if constexpr (expr::is_sparse_view_v<X>) {
+    return describe_storage(viewed_gcoo(x)) +
+           " (sparse view: dense -> gcoo once, cached on the dense operand)\n";
   } else {
     return "temporary " + type_text<expr::result_t<X>>() + ", evaluated first:\n" +
            explain_node(x, indent);

@@ -11,6 +11,7 @@
 #include "spade/expr/result.hpp"
 #include "spade/formats/convert.hpp"
 #include "spade/plan/steps.hpp"
+#include "spade/plan/thresholds.hpp"
 
 namespace spade {
 
@@ -18,6 +19,50 @@ template <class E>
 expr::result_t<E> eval(const E& e);
 
 namespace detail {
+
+/// p of the gcoo the planner makes from gpu operand `a` (tuning().gcoo_planner_group_size).
+template <class A>
+index_t planned_group_size(const A& a) {
+  const auto& t = tuning();
+  if (t.gcoo_planner_group_size > 0) return static_cast<index_t>(t.gcoo_planner_group_size);
+  if constexpr (is_gcoo_v<A>) {
+    return a.group_size();
+  } else if constexpr (std::is_same_v<typename A::space_type, gpu>) {
+    const context* ctx = a.values().owner();
+    if (ctx == nullptr) return static_cast<index_t>(t.gcoo_group_size);  // empty: any p
+    const auto& device = ctx->properties();
+    const std::int64_t resident_warps =
+        std::int64_t{device.sm_count} * device.max_threads_per_sm / 32;
+    for (const index_t p : {4, 2})
+      if (a.rows() / p >= resident_warps) return p;
+    return 1;
+  } else {
+    return static_cast<index_t>(t.gcoo_group_size);
+  }
+}
+
+/// `source` converted to Target, cached on `source` (hit reported through `hit`). A gpu gcoo
+/// target gets the planner's group size.
+template <class Target, class Source>
+const Target& cached_convert(const Source& source, bool* hit = nullptr) {
+  if constexpr (std::is_same_v<Target, Source>) {
+    if (hit) *hit = true;
+    return source;
+  } else if constexpr (is_gcoo_v<Target> && std::is_same_v<typename Target::space_type, gpu>) {
+    return source.cache().template get_or_make<Target, Target>(
+        [&] { return convert<Target>(source, planned_group_size(source)); }, hit);
+  } else {
+    return source.cache().template get_or_make<Target, Target>(
+        [&] { return convert<Target>(source); }, hit);
+  }
+}
+
+/// The gcoo a sparse_view stands for: its dense operand converted once with the planner's
+/// group size, cached on that operand.
+template <class V>
+const expr::result_t<V>& viewed_gcoo(const V& view) {
+  return cached_convert<expr::result_t<V>>(view.inner);
+}
 
 /// Calls f(storage, transposed, scale) with `x` seen as a storage operand: scaled and
 /// transposed wrappers fold into the flags, any other expression is evaluated into a temporary
@@ -31,21 +76,11 @@ decltype(auto) with_operand(const X& x, F&& f, bool transposed = false,
     return with_operand(x.inner, std::forward<F>(f), transposed, scale * x.factor);
   } else if constexpr (expr::is_transposed_v<X>) {
     return with_operand(x.inner, std::forward<F>(f), !transposed, scale);
+  } else if constexpr (expr::is_sparse_view_v<X>) {
+    return f(viewed_gcoo(x), transposed, scale);
   } else {
     const auto temporary = spade::eval(x);
     return f(temporary, transposed, scale);
-  }
-}
-
-/// `source` converted to Target, cached on `source` (hit reported through `hit`).
-template <class Target, class Source>
-const Target& cached_convert(const Source& source, bool* hit = nullptr) {
-  if constexpr (std::is_same_v<Target, Source>) {
-    if (hit) *hit = true;
-    return source;
-  } else {
-    return source.cache().template get_or_make<Target, Target>(
-        [&] { return convert<Target>(source); }, hit);
   }
 }
 
@@ -104,7 +139,8 @@ template <class E>
 bool refers_to(const E& e, const void* target) {
   if constexpr (matrix_or_vector<E>) {
     return target && data_of(e) == target;
-  } else if constexpr (expr::is_scaled_v<E> || expr::is_transposed_v<E>) {
+  } else if constexpr (expr::is_scaled_v<E> || expr::is_transposed_v<E> ||
+                       expr::is_sparse_view_v<E>) {
     return refers_to(e.inner, target);
   } else {
     return refers_to(e.lhs, target) || refers_to(e.rhs, target);

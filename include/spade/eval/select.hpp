@@ -83,15 +83,23 @@ std::string gcoo_decline_reason(const A& a, const B& b, const operation_facts& f
   const auto& t = tuning();
   const index_t n = facts.rhs_transposed ? b.rows() : b.cols();
   std::ostringstream why;
+  const double mean = mean_row_length(a);
   if (n < t.gcoo_min_columns) {
     why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
-  } else if (a.rows() < t.gcoo_min_rows) {
-    why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows;
+  } else if (a.rows() < t.gcoo_min_rows && n < t.gcoo_wide_columns) {
+    why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n
+        << " < gcoo_wide_columns " << t.gcoo_wide_columns;
+  } else if (a.rows() < t.gcoo_min_rows && a.rows() < t.gcoo_wide_min_rows) {
+    why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and < gcoo_wide_min_rows "
+        << t.gcoo_wide_min_rows;
+  } else if (a.rows() < t.gcoo_min_rows && mean > t.gcoo_wide_max_mean_row) {
+    why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and mean row length "
+        << mean << " > gcoo_wide_max_mean_row " << t.gcoo_wide_max_mean_row;
   } else if (const index_t longest = longest_row(a); longest < 0) {
     why << "row lengths unknown for this format (convert to csr to let gcoo_spmm compete)";
-  } else if (longest > t.gcoo_max_row_spread * mean_row_length(a)) {
+  } else if (longest > t.gcoo_max_row_spread * mean) {
     why << "longest row " << longest << " > gcoo_max_row_spread " << t.gcoo_max_row_spread
-        << " x mean row length " << mean_row_length(a);
+        << " x mean row length " << mean;
   }
   return why.str();
 }
@@ -126,7 +134,8 @@ std::string accept_reason_core(const A& a, const B& b, const operation_facts& fa
         << "; N = " << (facts.rhs_transposed ? b.rows() : b.cols()) << " vs gcoo_min_columns "
         << t.gcoo_min_columns << "; " << a.rows() << " rows vs gcoo_min_rows " << t.gcoo_min_rows;
     if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
-      why << "; groups of " << t.gcoo_group_size << " rows";
+      why << "; mean row length " << mean_row_length(a) << "; groups of " << planned_group_size(a)
+          << " rows";
     return why.str();
   }
   return "the first candidate that accepts these operands";

@@ -1,4 +1,4 @@
-// The inert expression nodes: product, sum, scaled, transposed. They store operands and shape.
+// The inert expression nodes: product, sum, scaled, transposed, sparse_view. They store operands.
 #pragma once
 
 #include <string>
@@ -111,6 +111,23 @@ struct transposed {
   index_t cols() const { return rows_of(inner); }
 };
 
+/// A dense matrix its user declares mostly zeros, seen as sparse: evaluates to the gcoo of
+/// `inner` (dense → gcoo on inner's device, cached on inner), so products run gcoo_spmm.
+template <class E>
+struct sparse_view {
+  using is_spade_expression = void;
+  using inner_type = bare_t<E>;
+  using value_type = typename inner_type::value_type;
+  using space_type = typename inner_type::space_type;
+
+  E inner;
+
+  template <class A>
+  explicit sparse_view(A&& a) : inner(std::forward<A>(a)) {}
+  index_t rows() const { return inner.rows(); }
+  index_t cols() const { return inner.cols(); }
+};
+
 template <class X>
 inline constexpr bool is_product_v = false;
 template <class L, class R>
@@ -127,5 +144,9 @@ template <class X>
 inline constexpr bool is_transposed_v = false;
 template <class E>
 inline constexpr bool is_transposed_v<transposed<E>> = true;
+template <class X>
+inline constexpr bool is_sparse_view_v = false;
+template <class E>
+inline constexpr bool is_sparse_view_v<sparse_view<E>> = true;
 
 }  // namespace spade::expr

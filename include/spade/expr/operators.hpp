@@ -1,4 +1,5 @@
-// The operators that build expressions: A * B, A + B, A - B, s * A, A * s, -A, transpose(A).
+// The operators that build expressions: A * B, A + B, A - B, s * A, A * s, -A, transpose(A),
+// sparse_view(D).
 #pragma once
 
 #include <type_traits>
@@ -121,6 +122,24 @@ auto operator-(L&& lhs, R&& rhs) {
     return std::forward<L>(lhs) + std::forward<R>(rhs);  // reports the mismatch once
   } else {
     return std::forward<L>(lhs) + (typename B::value_type(-1) * std::forward<R>(rhs));
+  }
+}
+
+/// Dense `d` seen as a sparse matrix, for a dense operand that is mostly zeros (the GCOO
+/// paper's use case): `spade::sparse_view(D) * B` converts D to gcoo once (on D's device,
+/// cached on D until D changes) and runs gcoo_spmm; assigned to a gcoo it is that conversion.
+/// D must be a dense matrix (not an expression); hold it like any operand (a named D by
+/// reference).
+template <expr::operand M>
+auto sparse_view(M&& d) {
+  using X = expr::bare_t<M>;
+  if constexpr (!is_dense_v<X>) {
+    static_assert(is_dense_v<X>,
+                  "spade::sparse_view: the argument must be a spade::dense matrix (evaluate an "
+                  "expression into one first; sparse formats need no view)");
+    return expr::unsupported{};
+  } else {
+    return expr::sparse_view<expr::stored_t<M>>(std::forward<M>(d));
   }
 }
 

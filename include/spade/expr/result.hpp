@@ -7,6 +7,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/gcoo.hpp"
 #include "spade/formats/vector.hpp"
 
 namespace spade::expr {
@@ -88,6 +89,10 @@ struct result<sum<L, R>> {
 template <class E>
 struct result<scaled<E>> {
   using type = result_t<E>;
+};
+template <class E>
+struct result<sparse_view<E>> {
+  using type = gcoo<typename bare_t<E>::value_type, typename bare_t<E>::space_type>;
 };
 template <class E>
 struct result<transposed<E>> {

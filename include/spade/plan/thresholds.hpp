@@ -17,16 +17,25 @@ struct thresholds {
   double densify_density = 0.15;
   /// ... but only when the densified operand stays below this many elements (memory).
   double densify_max_elements = 4.0e8;
-  /// Rows per group (p) when the planner or spade::convert<gcoo> groups a matrix.
+  /// Rows per group (p) when spade::convert<gcoo>(A) groups a matrix without being told p.
   int gcoo_group_size = 4;
-  /// sparse × dense on the GPU: gcoo_spmm runs instead of cuSPARSE SpMM only with at least
-  /// gcoo_min_columns columns of B, gcoo_min_rows rows of A (fewer groups leave the H100
-  /// under-occupied), and a longest row at most gcoo_max_row_spread times the mean (skewed
-  /// rows serialise a group). docs/benchmarks/gcoo.md has the measurements behind all three;
+  /// p of the gcoo the planner makes for gcoo_spmm; 0: the largest of 4, 2, 1 that leaves at
+  /// least one group per resident warp of the operand's device (SMs × threads per SM / 32;
+  /// 8448 on the H100). Fewer groups than that left SMs idle: p = 1 won on the real set's
+  /// small matrices, p = 4 on meshes with ≥ 40 k rows (spmm-real-2026-11-22d.csv).
+  int gcoo_planner_group_size = 0;
+  /// sparse × dense on the GPU: gcoo_spmm runs instead of cuSPARSE SpMM when B has at least
+  /// gcoo_min_columns columns, the longest row is at most gcoo_max_row_spread times the mean
+  /// (skewed rows: power-law graphs lost up to 0.6×), and either A has gcoo_min_rows rows, or
+  /// B has gcoo_wide_columns columns and A has gcoo_wide_min_rows rows of at most
+  /// gcoo_wide_max_mean_row entries on average. docs/benchmarks/gcoo.md has the measurements;
   /// a gcoo operand always runs gcoo_spmm (its format was chosen by the user).
   long gcoo_min_columns = 32;
-  long gcoo_min_rows = 50000;
+  long gcoo_min_rows = 500000;
   double gcoo_max_row_spread = 4.0;
+  long gcoo_wide_columns = 128;
+  long gcoo_wide_min_rows = 8000;
+  double gcoo_wide_max_mean_row = 7.5;
 };
 
 inline constexpr thresholds default_thresholds{};
