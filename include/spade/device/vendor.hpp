@@ -19,16 +19,20 @@ namespace spade::device {
 enum class operation { none, transpose };
 
 /// cuSPARSE SpMV / SpMM algorithm choices (CUSPARSE_SPMV_CSR_ALG1/2, CUSPARSE_SPMM_CSR_ALG1/2/3).
-/// spmm_algorithm::automatic picks ALG3 or ALG2 from the size of C (spmm_alg2_min_elements).
+/// spmm_algorithm::automatic picks ALG3 or ALG2 from the shape of C (see below).
 enum class spmv_algorithm { csr_alg1, csr_alg2 };
 enum class spmm_algorithm { csr_alg1, csr_alg2, csr_alg3, automatic };
 
-/// From spade-bench spmm on the real set (H100, docs/benchmarks/spmm-real-2026-11-22.csv):
-/// ALG3 was fastest or within 5% on every matrix at N = 32 and on all with fewer than
-/// 39 000 rows at N = 128; ALG2 won from 39 082 rows × 128 columns up. Between the two sizes
-/// the boundary is taken as C's element count. The synthetic set later showed ALG3 ahead at
-/// N = 32 up to 4·10⁶ rows too (rmat: this rule runs ALG2 there, 0.67×; docs/planner.md).
+/// spmm_algorithm::automatic: ALG2 when B has at least spmm_alg2_min_columns columns and C at
+/// least spmm_alg2_min_elements (float) / spmm_alg2_min_elements_fp64 (double) elements, else
+/// ALG3. From spade-bench spmm (H100): at N = 32 ALG3 won on every real and synthetic matrix,
+/// rmat's 1 M rows included (ALG2 there ran 0.67×); at N = 128 ALG2 won in float from 5·10⁶
+/// elements of C (ct2010, nh2010, cage11, soc-Slashdot0902; ALG3 still won at 4.4–4.7·10⁶) and
+/// in double already from about 2·10⁶ (Dubcova1, astro-ph, as-caida: ALG3 lost up to 1.5×).
+/// docs/benchmarks/spmm-real-2026-11-22d.csv, spmm-real-fp64-2026-11-22d.csv.
+inline constexpr std::int64_t spmm_alg2_min_columns = 64;
 inline constexpr std::int64_t spmm_alg2_min_elements = 5'000'000;
+inline constexpr std::int64_t spmm_alg2_min_elements_fp64 = 1'800'000;
 
 /// C = alpha·op(A)·op(B) + beta·C with cuBLAS GEMM; any layouts, no copies (row-major operands
 /// are handled by transposition identities). beta = 0 ignores C's contents (NaN included).
