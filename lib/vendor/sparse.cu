@@ -168,14 +168,15 @@ attempt try_spmv(context& ctx, cusparseHandle_t handle, cusparseOperation_t op, 
 // ---- SpMM ------------------------------------------------------------------------------------
 
 cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm, std::int64_t c_rows, std::int64_t c_cols,
-                               bool double_precision) {
+                               std::int64_t a_rows, std::int64_t a_nnz, bool double_precision) {
   const std::int64_t min_elements =
       double_precision ? spmm_alg2_min_elements_fp64 : spmm_alg2_min_elements;
+  const bool large_c = c_cols >= spmm_alg2_min_columns && c_rows * c_cols >= min_elements;
+  const bool wide_long_rows =
+      c_cols >= spmm_alg2_wide_columns && a_nnz >= spmm_alg2_wide_min_mean_row * a_rows;
   switch (algorithm) {
     case spmm_algorithm::automatic:
-      return c_cols >= spmm_alg2_min_columns && c_rows * c_cols >= min_elements
-                 ? CUSPARSE_SPMM_CSR_ALG2
-                 : CUSPARSE_SPMM_CSR_ALG3;
+      return large_c || wide_long_rows ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3;
     case spmm_algorithm::csr_alg1:
       return CUSPARSE_SPMM_CSR_ALG1;
     case spmm_algorithm::csr_alg3:
@@ -322,7 +323,7 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
                      "describing the dense result C to cuSPARSE (spmm)");
   const cusparseOperation_t op = cusparse_op(op_a);
   const cusparseSpMMAlg_t alg =
-      cusparse_alg(algorithm, c.rows(), c.cols(), std::is_same_v<T, double>);
+      cusparse_alg(algorithm, c.rows(), c.cols(), a.rows(), a.nnz(), std::is_same_v<T, double>);
   // Each algorithm takes only some combinations of op(A), op(B) and orders, and reports the others
   // as NOT_SUPPORTED before it launches anything; CUSPARSE_SPMM_ALG_DEFAULT takes the most.
   auto run = [&](const const_dn_mat& db, const dense_operands_key& operands,

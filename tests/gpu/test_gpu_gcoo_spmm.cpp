@@ -419,4 +419,14 @@ TEST_CASE_TEMPLATE("planner: gcoo_spmm for wide B on short rows, cuSPARSE for na
   CHECK(wide_plan.find("chosen: gcoo_spmm") != std::string::npos);
   CHECK(narrow_plan.find("< gcoo_wide_columns") != std::string::npos);
   CHECK(narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);
+  // 5000 rows of about 20 entries: too long for the wide rule, enough for the widest B.
+  const auto long_rows = spade::to_gpu(random_csr<T>(5000, 5000, 20.0 / 5000, rng));
+  const spade::dense<T, gpu> widest = spade::to_gpu(random_values<T>(5000, 512, rng));
+  const spade::dense<T, gpu> b128 = spade::to_gpu(random_values<T>(5000, 128, rng));
+  const std::string widest_plan = spade::explain(long_rows * widest);
+  const std::string b128_plan = spade::explain(long_rows * b128);
+  CAPTURE(widest_plan);
+  CAPTURE(b128_plan);
+  CHECK(widest_plan.find("chosen: gcoo_spmm") != std::string::npos);
+  CHECK(b128_plan.find("> gcoo_wide_max_mean_row") != std::string::npos);
 }

@@ -84,15 +84,18 @@ std::string gcoo_decline_reason(const A& a, const B& b, const operation_facts& f
   const index_t n = facts.rhs_transposed ? b.rows() : b.cols();
   std::ostringstream why;
   const double mean = mean_row_length(a);
+  // Rows below gcoo_min_rows need a wide B (and then short rows) or the widest B.
+  const bool few_rows = a.rows() < t.gcoo_min_rows &&
+                        !(n >= t.gcoo_widest_columns && a.rows() >= t.gcoo_widest_min_rows);
   if (n < t.gcoo_min_columns) {
     why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
-  } else if (a.rows() < t.gcoo_min_rows && n < t.gcoo_wide_columns) {
+  } else if (few_rows && n < t.gcoo_wide_columns) {
     why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n
         << " < gcoo_wide_columns " << t.gcoo_wide_columns;
-  } else if (a.rows() < t.gcoo_min_rows && a.rows() < t.gcoo_wide_min_rows) {
+  } else if (few_rows && a.rows() < t.gcoo_wide_min_rows) {
     why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and < gcoo_wide_min_rows "
         << t.gcoo_wide_min_rows;
-  } else if (a.rows() < t.gcoo_min_rows && mean > t.gcoo_wide_max_mean_row) {
+  } else if (few_rows && mean > t.gcoo_wide_max_mean_row) {
     why << a.rows() << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and mean row length "
         << mean << " > gcoo_wide_max_mean_row " << t.gcoo_wide_max_mean_row;
   } else if (const index_t longest = longest_row(a); longest < 0) {

@@ -28,7 +28,8 @@ struct thresholds {
   /// gcoo_min_columns columns, the longest row is at most gcoo_max_row_spread times the mean
   /// (skewed rows: power-law graphs lost up to 0.6×), and either A has gcoo_min_rows rows, or
   /// B has gcoo_wide_columns columns and A has gcoo_wide_min_rows rows of at most
-  /// gcoo_wide_max_mean_row entries on average. docs/benchmarks/gcoo.md has the measurements;
+  /// gcoo_wide_max_mean_row entries on average, or B has gcoo_widest_columns columns and A
+  /// gcoo_widest_min_rows rows. docs/benchmarks/gcoo.md has the measurements;
   /// a gcoo operand always runs gcoo_spmm (its format was chosen by the user).
   long gcoo_min_columns = 32;
   long gcoo_min_rows = 500000;
@@ -36,6 +37,8 @@ struct thresholds {
   long gcoo_wide_columns = 128;
   long gcoo_wide_min_rows = 8000;
   double gcoo_wide_max_mean_row = 7.5;
+  long gcoo_widest_columns = 512;
+  long gcoo_widest_min_rows = 4000;
 };
 
 inline constexpr thresholds default_thresholds{};
