@@ -115,7 +115,8 @@ struct result_row {
   double gcoo_paper_ms = NAN;
   double gcoo_convert_ms = NAN;  // csr → gcoo on the GPU, end to end
   std::string gcoo_launch;
-  std::string gcoo_variants;  // "p1=ms p2=ms s64=ms …" from --gcoo-p / --gcoo-split
+  double gcoo_from_dense_ms = NAN;  // --gemm: dense → gcoo of the densified A, end to end
+  std::string gcoo_variants;        // "p1=ms p2=ms s64=ms …" from --gcoo-p / --gcoo-split
   std::string note;
 };
 
@@ -154,6 +155,7 @@ const std::vector<std::string> csv_columns = {"family",
                                               "gcoo_convert_ms",
                                               "gcoo_launch",
                                               "gcoo_variants",
+                                              "gcoo_from_dense_ms",
                                               "copy_gbps",
                                               "note",
                                               "commit",
@@ -197,6 +199,7 @@ std::vector<std::string> csv_cells(const result_row& r, const run_options& ro) {
           cell(r.gcoo_convert_ms),
           r.gcoo_launch,
           r.gcoo_variants,
+          cell(r.gcoo_from_dense_ms),
           cell(ro.copy_gbps),
           r.note,
           ro.commit,
@@ -538,6 +541,10 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
                                                     : check_outcome{true, 0, "", ""};
       if (!chk.ok) throw std::runtime_error("wrong result (" + chk.note + ")");
       r.gemm_ms = timer.kernel([&] { blas.gemm(ad, b, cb); }, ro.timing).median;
+      // sparse_view's path: the dense A grouped on the GPU (paper's Algorithm 1), end to end.
+      const index_t p = detail::planned_group_size(a);
+      r.gcoo_from_dense_ms =
+          timer.wall([&] { (void)convert<gcoo>(ad, p); }, std::max(3, ro.timing.reps / 4)).median;
     } catch (const std::exception& e) {
       append_note(r.note, std::string("cublas gemm failed: ") + e.what());
     }
