@@ -405,6 +405,9 @@ TEST_CASE_TEMPLATE("sparse_view on the gpu: dense -> gcoo once, then gcoo_spmm",
 
 TEST_CASE_TEMPLATE("planner: gcoo_spmm for wide B on short rows, cuSPARSE for narrow B", T, float,
                    double) {
+  auto density_of = [](const auto& m) {
+    return static_cast<double>(m.nnz()) / (static_cast<double>(m.rows()) * m.cols());
+  };
   pool_guard guard;
   splitmix64 rng{fresh_seed()};
   // 9000 rows of about 6 entries: above gcoo_wide_min_rows, below gcoo_wide_max_mean_row.
@@ -431,4 +434,16 @@ TEST_CASE_TEMPLATE("planner: gcoo_spmm for wide B on short rows, cuSPARSE for na
   CHECK(widest_plan.find("chosen: gcoo_spmm") != std::string::npos);
   CHECK(b128_plan.find("declined: gcoo_spmm: 5000 rows < gcoo_min_rows") != std::string::npos);
   CHECK(b128_plan.find("chosen: cusparse_spmm") != std::string::npos);
+  // Density 0.12: sparse for N = 512, densified for GEMM from densify_wide_columns on.
+  const auto thick = spade::to_gpu(random_csr<T>(300, 300, 0.12, rng));
+  REQUIRE(density_of(thick) < spade::tuning().densify_density);
+  REQUIRE(density_of(thick) >= spade::tuning().densify_density_wide);
+  const spade::dense<T, gpu> b_wide(300,
+                                    static_cast<index_t>(spade::tuning().densify_wide_columns));
+  const spade::dense<T, gpu> b_512(300, 512);
+  const std::string gemm_plan = spade::explain(thick * b_wide);
+  CAPTURE(gemm_plan);
+  CHECK(gemm_plan.find("densify_density_wide") != std::string::npos);
+  CHECK(gemm_plan.find("chosen: cublas_gemm") != std::string::npos);
+  CHECK(spade::explain(thick * b_512).find("chosen: cublas_gemm") == std::string::npos);
 }

@@ -32,14 +32,18 @@ struct operation_facts {
 };
 
 template <class A>
-std::string densify_reason(const A& a) {
+std::string densify_reason(const A& a, index_t n) {
   const double density = density_of(a);
   const double cells = static_cast<double>(a.rows()) * static_cast<double>(a.cols());
   const auto& t = tuning();
-  if (density < t.densify_density || cells > t.densify_max_elements) return {};
+  const bool wide = n >= t.densify_wide_columns;
+  const double threshold = wide ? t.densify_density_wide : t.densify_density;
+  if (density < threshold || cells > t.densify_max_elements) return {};
   std::ostringstream why;
-  why << "lhs density " << density << " >= densify_density " << t.densify_density << " (and "
-      << cells << " elements <= densify_max_elements " << t.densify_max_elements
+  why << "lhs density " << density
+      << " >= " << (wide ? "densify_density_wide " : "densify_density ") << threshold;
+  if (wide) why << " (N = " << n << " >= densify_wide_columns " << t.densify_wide_columns << ")";
+  why << " (and " << cells << " elements <= densify_max_elements " << t.densify_max_elements
       << "): a dense GEMM is faster";
   return why.str();
 }
@@ -117,10 +121,12 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
       return "the paper's kernel is the benchmark baseline; eval<kernels::gcoo_spmm_paper> "
              "forces it";
     } else if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>) {
-      if (std::string why = densify_reason(a); !why.empty()) return why;
+      if (std::string why = densify_reason(a, facts.rhs_transposed ? b.rows() : b.cols());
+          !why.empty())
+        return why;
       return gcoo_decline_reason(a, b, facts);
     } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>) {
-      return densify_reason(a);
+      return densify_reason(a, facts.rhs_transposed ? b.rows() : b.cols());
     }
   }
   return {};

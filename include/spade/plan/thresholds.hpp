@@ -15,6 +15,12 @@ struct thresholds {
   /// steady in N from 256 up; linear in density that puts the crossover near 0.13.
   /// docs/benchmarks/spmm-synthetic-2026-11-22b.csv, spmm-densify-2026-11-22b.csv.
   double densify_density = 0.15;
+  /// From B of densify_wide_columns columns on, GEMM's higher efficiency moves the crossover
+  /// down to densify_density_wide: at N = n = 14000 and density 0.1 SGEMM ran 107 ms against
+  /// 132 ms for the best sparse kernel; at N = n = 8000 they tied (21.2 / 20.5 ms); at N ≤ 512
+  /// GEMM still lost at 0.1 on n ≥ 8000 (docs/benchmarks/spmm-paper-2026-11-22d.csv).
+  double densify_density_wide = 0.09;
+  long densify_wide_columns = 8000;
   /// ... but only when the densified operand stays below this many elements (memory).
   double densify_max_elements = 4.0e8;
   /// Rows per group (p) when spade::convert<gcoo>(A) groups a matrix without being told p.
@@ -38,7 +44,7 @@ struct thresholds {
   long gcoo_wide_min_rows = 8000;
   double gcoo_wide_max_mean_row = 7.5;
   long gcoo_widest_columns = 512;
-  long gcoo_widest_min_rows = 4000;
+  long gcoo_widest_min_rows = 5000;
 };
 
 inline constexpr thresholds default_thresholds{};
