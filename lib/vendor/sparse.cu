@@ -172,8 +172,9 @@ cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm, std::int64_t c_rows, st
   const std::int64_t min_elements =
       double_precision ? spmm_alg2_min_elements_fp64 : spmm_alg2_min_elements;
   const bool large_c = c_cols >= spmm_alg2_min_columns && c_rows * c_cols >= min_elements;
-  const bool wide_long_rows =
-      c_cols >= spmm_alg2_wide_columns && a_nnz >= spmm_alg2_wide_min_mean_row * a_rows;
+  const bool wide_long_rows = c_cols >= spmm_alg2_wide_columns &&
+                              a_nnz >= spmm_alg2_wide_min_mean_row * a_rows &&
+                              a_nnz < spmm_alg2_wide_max_mean_row * a_rows;
   switch (algorithm) {
     case spmm_algorithm::automatic:
       return large_c || wide_long_rows ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3;
