@@ -247,11 +247,11 @@ __device__ __forceinline__ void write_output(const spmm_params<T>& p, index_t ro
 template <class T, int P, int Lanes, int PerLane>
 __device__ __forceinline__ void fetch_entries(const spmm_params<T>& p, const work_item& item,
                                               index_t window_row0, index_t window_rows,
-                                              index_t round, int lane, index_t (&col)[PerLane],
+                                              std::int64_t round, int lane, index_t (&col)[PerLane],
                                               index_t (&row)[PerLane], T (&value)[PerLane]) {
 #pragma unroll
   for (int i = 0; i < PerLane; ++i) {
-    const index_t k = round + i * Lanes + lane;
+    const std::int64_t k = round + i * Lanes + lane;  // may pass INT_MAX near the end
     col[i] = 0;
     row[i] = P;
     value[i] = T(0);
@@ -302,14 +302,14 @@ __global__ void __launch_bounds__(block_threads) gcoo_spmm_kernel(spmm_params<T>
   T next_value[per_lane];
   fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, item.begin, lane,
                                        next_col, next_row, next_value);
-  for (index_t round = item.begin; round < item.end; round += depth) {
+  for (std::int64_t round = item.begin; round < item.end; round += depth) {
 #pragma unroll
     for (int i = 0; i < per_lane; ++i)
       stage[team][i * Lanes + lane] = {next_col[i], next_row[i], next_value[i]};
     __syncwarp(team_mask);
     fetch_entries<T, P, Lanes, per_lane>(p, item, window_row0, window_rows, round + depth, lane,
                                          next_col, next_row, next_value);
-    const int count = static_cast<int>(min(static_cast<index_t>(depth), item.end - round));
+    const int count = static_cast<int>(min(std::int64_t{depth}, item.end - round));
     if (active) {
       for (int j = 0; j < count; j += batch) {
         staged_entry<T> e[batch];
@@ -365,11 +365,14 @@ __global__ void __launch_bounds__(block_threads) gcoo_spmm_kernel(spmm_params<T>
   unsigned arrived = 0;
   // Pieces of one window in different column tiles are independent: one counter per tile.
   unsigned* const arrivals = p.arrivals + std::int64_t{item.split} * gridDim.y + blockIdx.y;
-  if (lane == 0) arrived = atomicAdd(arrivals, 1u);
+  if (lane == 0) {
+    arrived = atomicAdd(arrivals, 1u);
+    __threadfence();  // the other pieces' partial sums are visible past this point ...
+  }
   arrived = __shfl_sync(team_mask, arrived, 0, Lanes);
+  __syncwarp(team_mask);  // ... and to every lane of the team (a shuffle orders no memory)
   const split_window split = p.splits[item.split];
   if (arrived != static_cast<unsigned>(split.slots - 1)) return;
-  __threadfence();
   if (lane == 0) *arrivals = 0;  // ready for the next launch on this stream
   if (!active) return;
 #pragma unroll
@@ -455,7 +458,8 @@ gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int requested_split, std::in
   for (index_t g = 0; g < groups; ++g) {
     const index_t begin = offsets[g];
     const index_t end = begin + nnz[g];
-    const index_t pieces = std::max<index_t>(1, (nnz[g] + s.split_entries - 1) / s.split_entries);
+    const auto pieces = static_cast<index_t>(
+        std::max<std::int64_t>(1, (std::int64_t{nnz[g]} + s.split_entries - 1) / s.split_entries));
     if (pieces > 1) ++s.split_groups;
     for (int w = 0; w < s.windows_per_group; ++w) {
       const index_t window = g * s.windows_per_group + w;
@@ -466,9 +470,10 @@ gcoo_schedule build_schedule(const gcoo<T, gpu>& a, int requested_split, std::in
       const auto split = static_cast<index_t>(splits.size());
       splits.push_back({slot, pieces});
       for (index_t piece = 0; piece < pieces; ++piece) {
-        const index_t piece_begin = begin + piece * s.split_entries;
-        items.push_back(
-            {window, piece_begin, std::min(end, piece_begin + s.split_entries), slot++, split});
+        const std::int64_t piece_begin = begin + std::int64_t{piece} * s.split_entries;
+        const std::int64_t piece_end = std::min<std::int64_t>(end, piece_begin + s.split_entries);
+        items.push_back({window, static_cast<index_t>(piece_begin), static_cast<index_t>(piece_end),
+                         slot++, split});
       }
     }
   }

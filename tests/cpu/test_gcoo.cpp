@@ -500,6 +500,8 @@ TEST_CASE_TEMPLATE("sparse_view: a mostly-zero dense operand runs as gcoo, conve
   spade::dense<T, cpu> d = spade::convert<spade::dense>(sparse);
   for (index_t j = 0; j < d.cols(); ++j)
     d.values()[static_cast<std::size_t>(5 * d.cols() + j)] = T(0);
+  for (index_t i = 0; i < d.rows(); ++i)
+    d.values()[static_cast<std::size_t>(i * d.cols() + 3)] = T(0);
   const auto b = spade::random_dense<T>(29, 6, seed + 1);
 
   const std::size_t before = spade::conversion_counter().load();

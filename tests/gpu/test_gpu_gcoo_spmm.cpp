@@ -401,6 +401,65 @@ TEST_CASE_TEMPLATE("sparse_view on the gpu: dense -> gcoo once, then gcoo_spmm",
   const std::int64_t warps = std::int64_t{props.sm_count} * props.max_threads_per_sm / 32;
   CHECK(g.group_size() == (3001 / 4 >= warps ? 4 : 3001 / 2 >= warps ? 2 : 1));
   CHECK(g.nnz() == sparse.nnz());
+  // A view is never densified, whatever its density: D -> gcoo -> dense would be waste.
+  const auto thick = random_csr<T>(200, 150, 0.3, rng);
+  const spade::dense<T, gpu> thick_d = spade::to_gpu(spade::convert<spade::dense<T, cpu>>(thick));
+  const spade::dense<T, gpu> thick_b = spade::to_gpu(random_values<T>(150, 64, rng));
+  const std::string thick_plan = spade::explain(spade::sparse_view(thick_d) * thick_b);
+  CAPTURE(thick_plan);
+  CHECK(thick_plan.find("chosen: gcoo_spmm") != std::string::npos);
+}
+
+TEST_CASE_TEMPLATE("gcoo_spmm: arrival counters grow when one schedule meets more column tiles", T,
+                   float, double) {
+  // With C of at least 4 M elements the partial budget is C itself, so the schedule for a cut
+  // is the same at N = 128 and N = 256 while the column tiles double (float: 1 -> 2).
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  auto a = random_csr<T>(40000, 300, 0.01, rng);
+  {
+    // Every 97th row touches all columns: long groups, split at 16 entries.
+    std::vector<index_t> row_ptr{0}, col_idx;
+    std::vector<T> values;
+    for (index_t i = 0; i < a.rows(); ++i) {
+      if (i % 97 == 0) {
+        for (index_t j = 0; j < a.cols(); ++j) {
+          col_idx.push_back(j);
+          values.push_back(spade::testing::nonzero_value<T>(rng));
+        }
+      } else {
+        for (index_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) {
+          col_idx.push_back(a.col_idx()[q]);
+          values.push_back(a.values()[q]);
+        }
+      }
+      row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+    }
+    a = spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                           std::move(values));
+  }
+  const spade::gcoo<T, gpu> g = spade::convert<spade::gcoo>(spade::to_gpu(a), 4);
+  const double eps = std::numeric_limits<T>::epsilon();
+  for (index_t n : {128, 256, 128, 256}) {
+    CAPTURE(n);
+    const auto b = random_values<T>(a.cols(), n, rng);
+    const auto product = spade::reference(widen(a) * widen(b));
+    const auto magnitude = spade::reference(widen(a, true) * widen(b, true));
+    spade::dense<T, cpu> start(a.rows(), n);
+    std::fill(start.values().begin(), start.values().end(), std::numeric_limits<T>::quiet_NaN());
+    spade::dense<T, gpu> cg = spade::to_gpu(start);
+    const auto launch = spade::device::gcoo_spmm(T(1), g, spade::to_gpu(b), T(0), cg, 16);
+    CHECK(launch.split_groups > 0);
+    const auto got = spade::to_cpu(cg);
+    std::size_t bad = 0;
+    for (std::size_t k = 0; k < got.values().size(); ++k)
+      if (!(std::abs(double(got.values()[k]) - product.values()[k]) <=
+            8 * eps * magnitude.values()[k] + std::numeric_limits<T>::min()))
+        ++bad;
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE_TEMPLATE("planner: gcoo_spmm for wide B on short rows, cuSPARSE for narrow B", T, float,

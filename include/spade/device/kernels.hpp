@@ -28,8 +28,9 @@ struct gcoo_spmm_launch {
 
 /// C = alpha·A·B + beta·C, A gcoo, B and C row-major: Spade's Hopper re-design of GCOOSpDM
 /// (docs/benchmarks/gcoo.md). beta = 0 ignores C's contents (NaN included). `split_entries`
-/// caps the entries one work item takes (0: chosen from the group lengths); returns what it
-/// launched.
+/// is the cut for long groups (0: twice an even share of the entries per resident team, at
+/// least 16); it doubles when the partial sums would exceed max(C, 4 M elements). Returns what
+/// it launched.
 template <scalar T>
 gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_major>& b,
                            T beta, dense<T, gpu, row_major>& c, int split_entries = 0);

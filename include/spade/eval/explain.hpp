@@ -151,7 +151,8 @@ std::string describe_operand(const X& x, int indent) {
 }  // namespace detail
 
 /// The plan of `e` in words: each node's rule, candidates with their conversions, the kernel
-/// chosen and the run-time facts and thresholds that chose it. Evaluates nothing.
+/// chosen and the run-time facts and thresholds that chose it. Evaluates nothing, except that
+/// a sparse_view's dense operand is converted to its gcoo (cached: the evaluation reuses it).
 template <expression E>
 std::string explain(const E& e) {
   return detail::explain_node(e, 0);

@@ -20,13 +20,16 @@ expr::result_t<E> eval(const E& e);
 
 namespace detail {
 
-/// p of the gcoo the planner makes from gpu operand `a` (tuning().gcoo_planner_group_size).
+/// p of the gcoo the planner makes from gpu operand `a` (tuning().gcoo_planner_group_size), or
+/// a gcoo's own. The gcoo is cached on `a` with the p of its first conversion: changing the
+/// threshold later affects operands not converted yet.
 template <class A>
 index_t planned_group_size(const A& a) {
   const auto& t = tuning();
-  if (t.gcoo_planner_group_size > 0) return static_cast<index_t>(t.gcoo_planner_group_size);
   if constexpr (is_gcoo_v<A>) {
     return a.group_size();
+  } else if (t.gcoo_planner_group_size > 0) {
+    return static_cast<index_t>(t.gcoo_planner_group_size);
   } else if constexpr (std::is_same_v<typename A::space_type, gpu>) {
     const context* ctx = a.values().owner();
     if (ctx == nullptr) return static_cast<index_t>(t.gcoo_group_size);  // empty: any p

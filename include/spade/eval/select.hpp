@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spade/device/kernels.hpp"
+#include "spade/eval/operands.hpp"
 #include "spade/plan/rule_table.hpp"
 #include "spade/plan/thresholds.hpp"
 
@@ -121,9 +122,12 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
       return "the paper's kernel is the benchmark baseline; eval<kernels::gcoo_spmm_paper> "
              "forces it";
     } else if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>) {
-      if (std::string why = densify_reason(a, facts.rhs_transposed ? b.rows() : b.cols());
-          !why.empty())
-        return why;
+      // A gcoo operand (the user's format, or a sparse_view) is never densified: that would
+      // convert a view's dense matrix to gcoo and back.
+      if constexpr (!is_gcoo_v<A>)
+        if (std::string why = densify_reason(a, facts.rhs_transposed ? b.rows() : b.cols());
+            !why.empty())
+          return why;
       return gcoo_decline_reason(a, b, facts);
     } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>) {
       return densify_reason(a, facts.rhs_transposed ? b.rows() : b.cols());
@@ -139,9 +143,13 @@ std::string accept_reason_core(const A& a, const B& b, const operation_facts& fa
                 std::is_same_v<typename A::space_type, gpu>) {
     const auto& t = tuning();
     std::ostringstream why;
-    why << "lhs density " << density_of(a) << " vs densify_density " << t.densify_density
-        << "; N = " << (facts.rhs_transposed ? b.rows() : b.cols()) << " vs gcoo_min_columns "
-        << t.gcoo_min_columns << "; " << a.rows() << " rows vs gcoo_min_rows " << t.gcoo_min_rows;
+    const index_t n = facts.rhs_transposed ? b.rows() : b.cols();
+    const bool wide = n >= t.densify_wide_columns;
+    why << "lhs density " << density_of(a) << " vs "
+        << (wide ? "densify_density_wide " : "densify_density ")
+        << (wide ? t.densify_density_wide : t.densify_density) << "; N = " << n
+        << " vs gcoo_min_columns " << t.gcoo_min_columns << "; " << a.rows()
+        << " rows vs gcoo_min_rows " << t.gcoo_min_rows;
     if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
       why << "; mean row length " << mean_row_length(a) << "; groups of " << planned_group_size(a)
           << " rows";
