@@ -37,6 +37,8 @@ const char* const usage_text =
     "  spmv       y = A*x      vs the best of cusparseSpMV CSR ALG1/ALG2\n"
     "  spmm       C = A*B      vs the best of cusparseSpMM CSR ALG1/ALG2/ALG3 (B, C row-major)\n"
     "  spgemm     C = A*A      vs cusparseSpGEMM (DEFAULT; ALG3 where DEFAULT fails)\n"
+    "  cg         Jacobi-preconditioned CG in Spade's vector algebra vs the same CG on\n"
+    "             cuSPARSE SpMV + cuBLAS, same iteration count (SPD matrices only; fp64)\n"
     "set options (spmv, spmm, spgemm):\n"
     "  --matrices DIR    real matrices: every *.mtx.gz in DIR (default $SPADE_MATRIX_DIR)\n"
     "  --sets S          all (default), real or synthetic\n"
@@ -48,9 +50,15 @@ const char* const usage_text =
     "  --gemm            spmm: also time cuBLAS GEMM on the densified A (dense crossover)\n"
     "  --gcoo-p LIST     spmm: also time gcoo_spmm with these group sizes (column gcoo_variants)\n"
     "  --gcoo-split LIST spmm: with --gcoo-p, also these split sizes (entries per item)\n"
+    "  --ellr-t LIST     spmv: also time ellr_spmv with these threads per row (1,2,4,8)\n"
     "  --max-products P  spgemm: skip matrices with more than P products (default 2e9;\n"
     "                    R-MAT is always run: it is the completion test)\n"
     "  --all-algs        spgemm: time ALG2 and ALG3 as well as DEFAULT\n"
+    "cg options (and --matrices, --sets, --quick, --only, --seed, --reps above):\n"
+    "  --max-iterations K  at most K iterations (default 2000)\n"
+    "  --tolerance E     stop once ||r|| < E*||b|| (default 1e-10; 1e-5 with --float)\n"
+    "  --float           fp32 (cg's default is fp64)\n"
+    "  --reps N          timed solves per side, median reported (cg: default 5)\n"
     "timing options:\n"
     "  --warmup N        untimed runs first (default and minimum 5)\n"
     "  --reps N          timed runs, median reported with min and max (default and min 20)\n"
@@ -77,6 +85,8 @@ struct run_options {
   // spmm: gcoo_spmm also timed with these group sizes and split sizes (tuning sweeps).
   std::vector<int> gcoo_group_sizes;
   std::vector<int> gcoo_splits;
+  // spmv: ellr_spmv also timed with these threads per row (ELLR-T sweep).
+  std::vector<int> ellr_threads;
   double max_products = 2e9;
   double reference_work = 5e7;
   std::uint64_t seed = 20240601;
@@ -117,6 +127,14 @@ struct result_row {
   std::string gcoo_launch;
   double gcoo_from_dense_ms = NAN;  // --gemm: dense → gcoo of the densified A, end to end
   std::string gcoo_variants;        // "p1=ms p2=ms s64=ms …" from --gcoo-p / --gcoo-split
+  // spmv: Spade's ELLPACK-R kernels timed directly (kernel only) in the planner's layout, and
+  // the variants (paper's kernel, ELLR-T widths, SELL-C-σ).
+  double ellr_ms = NAN;
+  double ellr_ratio = NAN;       // baseline / ellr_spmv in the planner's layout
+  double ellr_convert_ms = NAN;  // csr → ellr (planner's layout) on the GPU, end to end
+  double ellr_padding = NAN;     // padding share of that layout
+  std::string ellr_launch;
+  std::string ellr_variants;  // "paper=ms t2=ms … sell=ms"
   std::string note;
 };
 
@@ -156,6 +174,12 @@ const std::vector<std::string> csv_columns = {"family",
                                               "gcoo_launch",
                                               "gcoo_variants",
                                               "gcoo_from_dense_ms",
+                                              "ellr_ms",
+                                              "ellr_ratio",
+                                              "ellr_convert_ms",
+                                              "ellr_padding",
+                                              "ellr_launch",
+                                              "ellr_variants",
                                               "copy_gbps",
                                               "note",
                                               "commit",
@@ -200,6 +224,12 @@ std::vector<std::string> csv_cells(const result_row& r, const run_options& ro) {
           r.gcoo_launch,
           r.gcoo_variants,
           cell(r.gcoo_from_dense_ms),
+          cell(r.ellr_ms),
+          cell(r.ellr_ratio),
+          cell(r.ellr_convert_ms),
+          cell(r.ellr_padding),
+          r.ellr_launch,
+          r.ellr_variants,
           cell(ro.copy_gbps),
           r.note,
           ro.commit,
@@ -335,6 +365,9 @@ result_row bench_spmv(const matrix_case<T>& mc, const csr<T, cpu>& host, const r
   // Spade's result first (computed, not yet judged: the judge may be cuSPARSE's).
   std::vector<T> out;
   try {
+    // The planner converts a csr operand from its second product on (ellr_min_uses): the
+    // checked and timed calls are the steady state an iterative solver sees.
+    spade_call();
     r.spade_kernel = chosen_kernel(explain(a * x));
     poison(y.data(), y_bytes, stream);
     spade_call();
@@ -385,6 +418,65 @@ result_row bench_spmv(const matrix_case<T>& mc, const csr<T, cpu>& host, const r
     r.spade_e2e_ms = timer.wall(spade_call, ro.timing.reps).median;
     first_call(r, spade_call, a, timer);
   }
+
+  // Spade's ELLPACK-R kernels on their own (whatever the planner picked), each checked against
+  // the same judge as the planned result, then timed kernel-only.
+  if (r.check == "ok") {
+    try {
+      auto judge = [&](const std::string& what) {
+        const std::vector<T> got = yb.values().to_host();
+        const check_outcome chk = small ? compare_values(got, ref, "reference", tol)
+                                  : !base_out.empty()
+                                      ? compare_values(got, base_out, "cusparse", tol)
+                                      : check_outcome{true, 0, "", ""};
+        if (!chk.ok) throw std::runtime_error(what + " wrong (" + chk.note + ")");
+      };
+      auto timed = [&](const ellr<T, gpu>& e, int threads) {
+        poison(yb.data(), y_bytes, stream);
+        device::ellr_spmv(T(1), e, x, T(0), yb, threads);
+        judge("ellr_spmv");
+        return timer.kernel([&] { device::ellr_spmv(T(1), e, x, T(0), yb, threads); }, ro.timing)
+            .median;
+      };
+      auto add_variant = [&](const std::string& name, double ms) {
+        r.ellr_variants += (r.ellr_variants.empty() ? "" : " ") + name + "=" + cell(ms);
+      };
+      const ellr_layout planned = detail::planned_ellr_layout(a);
+      const auto t0 = std::chrono::steady_clock::now();
+      const ellr<T, gpu> e = convert<ellr>(a, planned);
+      timer.sync();
+      r.ellr_convert_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      r.ellr_padding = e.padding();
+      poison(yb.data(), y_bytes, stream);
+      r.ellr_launch = device::ellr_spmv(T(1), e, x, T(0), yb).describe();
+      r.ellr_ms = timed(e, 0);
+      r.ellr_ratio = r.base.median / r.ellr_ms;
+      // The paper's kernel (its layout, a thread per row) unless its padding would need more
+      // than four times the entries' memory; the ELLR-T widths asked for; SELL-C-σ.
+      const double plain_slots = static_cast<double>(detail::row_profile_of(a).longest) *
+                                 detail::ellr_slice_height(a.rows(), ellr_layout{});
+      const bool plain_fits = plain_slots <= 4.0 * static_cast<double>(a.nnz()) + 1e6;
+      if (plain_fits) {
+        const ellr<T, gpu> plain =
+            planned == ellr_layout{} ? ellr<T, gpu>() : convert<ellr>(a, ellr_layout{});
+        const ellr<T, gpu>& p = planned == ellr_layout{} ? e : plain;
+        add_variant("paper", timed(p, 1));
+        for (const int t : ro.ellr_threads)
+          if (t > 1) add_variant("t" + std::to_string(t), timed(p, t));
+      } else {
+        append_note(r.note, "paper layout skipped (" + cell(plain_slots) + " slots)");
+      }
+      const ellr_layout sliced{32, 1024};
+      const ellr<T, gpu> sell = planned == sliced ? ellr<T, gpu>() : convert<ellr>(a, sliced);
+      const ellr<T, gpu>& s = planned == sliced ? e : sell;
+      add_variant("sell", timed(s, 0));
+      for (const int t : ro.ellr_threads)
+        add_variant("sell_t" + std::to_string(t), timed(s, t));
+    } catch (const std::exception& ex) {
+      append_note(r.note, std::string("ellr: ") + ex.what());
+    }
+  }
   const double bytes =
       csr_bytes<T>(a.rows(), a.nnz()) + sizeof(T) * (static_cast<double>(a.rows()) + a.cols());
   r.working_set_mb = bytes / 1e6;
@@ -422,6 +514,7 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
 
   std::vector<T> out;
   try {
+    spade_call();  // steady state: the planner converts from the second product on
     r.spade_kernel = chosen_kernel(explain(a * b));
     poison(c.data(), c_bytes, stream);
     spade_call();
@@ -970,6 +1063,9 @@ std::vector<int> int_list(const std::string& list) {
   return out;
 }
 
+// After run_options and chosen_kernel, which it uses.
+#include "bench_cg.hpp"
+
 int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
@@ -978,14 +1074,14 @@ int run(int argc, char** argv) {
   }
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
-      command != "spgemm") {
+      command != "spgemm" && command != "cg") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
-  const options opt({args.begin() + 1, args.end()},
-                    {"quick", "double", "flush-l2", "all-algs", "gemm"},
-                    {"matrices", "sets", "only", "n", "max-products", "warmup", "reps",
-                     "reference-work", "seed", "csv", "commit", "calls", "gcoo-p", "gcoo-split"});
+  const options opt(
+      {args.begin() + 1, args.end()}, {"quick", "double", "float", "flush-l2", "all-algs", "gemm"},
+      {"matrices", "sets", "only", "n", "max-products", "warmup", "reps", "reference-work", "seed",
+       "csv", "commit", "calls", "gcoo-p", "gcoo-split", "max-iterations", "tolerance", "ellr-t"});
   std::string why;
   if (!device_available(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
@@ -1001,6 +1097,7 @@ int run(int argc, char** argv) {
   ro.gemm = opt.has("gemm");
   ro.gcoo_group_sizes = int_list(opt.get("gcoo-p"));
   ro.gcoo_splits = int_list(opt.get("gcoo-split"));
+  ro.ellr_threads = int_list(opt.get("ellr-t"));
   ro.max_products = opt.real("max-products", ro.max_products);
   ro.reference_work = opt.real("reference-work", ro.reference_work);
   ro.seed = static_cast<std::uint64_t>(opt.number("seed", static_cast<long long>(ro.seed)));
@@ -1013,6 +1110,8 @@ int run(int argc, char** argv) {
     ro.command += " " + a;
   std::printf("%s\ndevice: %s\ncommit: %s\n", ro.command.c_str(), ro.device.c_str(),
               ro.commit.c_str());
+  if (command == "cg")
+    return opt.has("float") ? command_cg<float>(opt, ro) : command_cg<double>(opt, ro);
   std::printf("timing: %d warm-ups, median of %d (min, max), CUDA events on Spade's stream%s\n",
               ro.timing.warmups, ro.timing.reps, ro.timing.flush_l2 ? ", L2 flushed" : "");
 

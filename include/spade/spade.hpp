@@ -13,6 +13,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/formats/vector.hpp"

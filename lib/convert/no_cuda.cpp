@@ -43,6 +43,14 @@ template <scalar T>
 gcoo<T, gpu> dense_to_gcoo(const dense<T, gpu, row_major>&, index_t) {
   no_cuda("dense_to_gcoo");
 }
+template <scalar T>
+ellr<T, gpu> csr_to_ellr(const csr<T, gpu>&, ellr_layout) {
+  no_cuda("csr_to_ellr");
+}
+template <scalar T>
+csr<T, gpu> ellr_to_csr(const ellr<T, gpu>&) {
+  no_cuda("ellr_to_csr");
+}
 template <scalar T, layout Layout>
 dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>&) {
   no_cuda("gcoo_to_dense");
@@ -63,7 +71,9 @@ dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>&) {
   template csr<T, gpu> gcoo_to_csr<T>(const gcoo<T, gpu>&);                           \
   template gcoo<T, gpu> dense_to_gcoo<T>(const dense<T, gpu, row_major>&, index_t);   \
   template dense<T, gpu, row_major> gcoo_to_dense<T, row_major>(const gcoo<T, gpu>&); \
-  template dense<T, gpu, col_major> gcoo_to_dense<T, col_major>(const gcoo<T, gpu>&);
+  template dense<T, gpu, col_major> gcoo_to_dense<T, col_major>(const gcoo<T, gpu>&); \
+  template ellr<T, gpu> csr_to_ellr<T>(const csr<T, gpu>&, ellr_layout);              \
+  template csr<T, gpu> ellr_to_csr<T>(const ellr<T, gpu>&);
 SPADE_INSTANTIATE(float)
 SPADE_INSTANTIATE(double)
 #undef SPADE_INSTANTIATE

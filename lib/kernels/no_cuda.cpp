@@ -41,10 +41,24 @@ template <scalar T>
 csr<T, gpu> transpose_by_sort(const csr<T, gpu>&) {
   no_cuda("transpose_by_sort");
 }
+std::string ellr_spmv_launch::describe() const {
+  return "no CUDA";
+}
+template <scalar T>
+ellr_spmv_launch ellr_spmv(T, const ellr<T, gpu>&, const vector<T, gpu>&, T, vector<T, gpu>&, int) {
+  no_cuda("ellr_spmv");
+}
+template <scalar T, layout LX, layout LY>
+ellr_spmv_launch ellr_spmm(T, const ellr<T, gpu>&, const dense<T, gpu, LX>&, T, dense<T, gpu, LY>&,
+                           int) {
+  no_cuda("ellr_spmm");
+}
 
-#define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                              \
-  template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation, \
-                                        const dense<T, gpu, LB>&, T, dense<T, gpu, LC>&);
+#define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                                                       \
+  template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation,                          \
+                                        const dense<T, gpu, LB>&, T, dense<T, gpu, LC>&);          \
+  template ellr_spmv_launch ellr_spmm<T, LB, LC>(T, const ellr<T, gpu>&, const dense<T, gpu, LB>&, \
+                                                 T, dense<T, gpu, LC>&, int);
 #define SPADE_INSTANTIATE(T)                                                                      \
   template gcoo_spmm_launch gcoo_spmm<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, \
                                          T, dense<T, gpu, row_major>&, int);                      \
@@ -53,6 +67,8 @@ csr<T, gpu> transpose_by_sort(const csr<T, gpu>&) {
   template void rowwise_spmv<T>(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T,       \
                                 vector<T, gpu>&);                                                 \
   template csr<T, gpu> transpose_by_sort<T>(const csr<T, gpu>&);                                  \
+  template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,        \
+                                         vector<T, gpu>&, int);                                   \
   SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                              \
   SPADE_INSTANTIATE_LAYOUTS(T, row_major, col_major)                                              \
   SPADE_INSTANTIATE_LAYOUTS(T, col_major, row_major)                                              \

@@ -114,32 +114,41 @@ void gpu_product_cells() {
                       candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
   static_assert(plans<decltype(o.col * o.coo),
                       candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
-  // sparse × dense: GCOO SpMM (ours), cuSPARSE SpMM on csr, the paper's GCOO kernel (forced
-  // only), GEMM on the densified operand last.
+  // sparse × dense: ELLPACK-R (ours, N <= 8), GCOO SpMM (ours), cuSPARSE SpMM on csr, the
+  // paper's GCOO kernel (forced only), GEMM on the densified operand last.
   using gcoo_spmm = kernels::gcoo_spmm;
   using gcoo_paper = kernels::gcoo_spmm_paper;
+  using ellr_spmv = kernels::ellr_spmv;
   using gcoo_t = spade::gcoo<T, gpu>;
+  using ellr_t = spade::ellr<T, gpu>;
   static_assert(plans<decltype(o.csr * o.row),
-                      candidates<candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
+                      candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
+                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
                                  candidate<gcoo_paper, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.csr * o.col),
-                      candidates<candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
+                      candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
+                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
                                  candidate<gcoo_paper, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.coo * o.row),
-                      candidates<candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                      candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                                 candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                                  candidate<spmm, convert<lhs, csr>>,
                                  candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.coo * o.col),
-                      candidates<candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                      candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                                 candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                                  candidate<spmm, convert<lhs, csr>>,
                                  candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
-  // sparse × vector: SpMV on csr.
-  static_assert(plans<decltype(o.csr * o.vec), candidates<candidate<spmv>>>);
-  static_assert(plans<decltype(o.coo * o.vec), candidates<candidate<spmv, convert<lhs, csr>>>>);
+  // sparse × vector: ELLPACK-R (ours) on the converted operand, else SpMV on csr.
+  static_assert(plans<decltype(o.csr * o.vec),
+                      candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>, candidate<spmv>>>);
+  static_assert(plans<decltype(o.coo * o.vec),
+                      candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                                 candidate<spmv, convert<lhs, csr>>>>);
   // sparse × sparse: SpGEMM on two csr.
   static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<spgemm>>>);
   static_assert(plans<decltype(o.csr * o.coo), candidates<candidate<spgemm, convert<rhs, csr>>>>);
@@ -289,7 +298,7 @@ TEST_CASE_TEMPLATE("plan_of: candidates and conversion steps of every table cell
   has_kernel_cases<T>();
   // The candidate types expose their parts.
   using gpu_coo_plan = spade::plan_of<decltype(spade::coo<T, gpu>() * spade::dense<T, gpu>())>;
-  static_assert(gpu_coo_plan::candidates::size == 4);
+  static_assert(gpu_coo_plan::candidates::size == 5);
   using first = spade::plan::candidate<kernels::cusparse_spmm,
                                        spade::plan::steps<convert<lhs, spade::csr<T, gpu>>>>;
   static_assert(std::is_same_v<typename first::kernel, kernels::cusparse_spmm>);
@@ -346,10 +355,11 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   const spade::thresholds saved = spade::tuning();
   const std::string text = spade::explain(o.coo * o.row);
   CAPTURE(text);
-  CHECK(contains(text, "1. gcoo_spmm: lhs -> csr<float, gpu>, lhs -> gcoo<float, gpu>"));
-  CHECK(contains(text, "2. cusparse_spmm: lhs -> csr<float, gpu>"));
+  CHECK(contains(text, "1. ellr_spmv: lhs -> csr<float, gpu>, lhs -> ellr<float, gpu>"));
+  CHECK(contains(text, "2. gcoo_spmm: lhs -> csr<float, gpu>, lhs -> gcoo<float, gpu>"));
+  CHECK(contains(text, "3. cusparse_spmm: lhs -> csr<float, gpu>"));
   CHECK(contains(text,
-                 "4. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+                 "5. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
   // N = 0 columns: below gcoo_min_columns, so cuSPARSE runs.
   CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_min_columns"));
   CHECK(contains(text, "chosen: cusparse_spmm"));

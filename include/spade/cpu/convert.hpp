@@ -1,10 +1,11 @@
-// Host format conversions among csr, coo, gcoo and dense (the reference for the GPU ones).
+// Host format conversions among csr, coo, gcoo, ellr and dense (the reference for the GPU ones).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 
 namespace spade::detail {
@@ -224,6 +226,81 @@ dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
   }
 }
 
+/// csr → ellr in `layout` (spade::ellr_layout): slices planned by detail::plan_ellr_shape,
+/// each row's entries copied in column order, padding zeroed. O(slots + rows log sort_window).
+/// Throws out_of_memory when the padded arrays cannot be allocated.
+template <scalar T>
+ellr<T, cpu> csr_to_ellr(const csr<T, cpu>& a, ellr_layout layout = {}) {
+  detail::check_ellr_layout("csr_to_ellr", layout);
+  const auto& row_ptr = a.row_ptr();
+  const auto length_of = [&](index_t r) {
+    return row_ptr[static_cast<std::size_t>(r) + 1] - row_ptr[static_cast<std::size_t>(r)];
+  };
+  detail::ellr_shape shape = detail::plan_ellr_shape(a.rows(), layout, length_of);
+  const std::int64_t slots = shape.slice_offsets.empty() ? 0 : shape.slice_offsets.back();
+  std::vector<T> values;
+  std::vector<index_t> col_idx;
+  try {
+    values.assign(static_cast<std::size_t>(slots), T(0));
+    col_idx.assign(static_cast<std::size_t>(slots), 0);
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory("csr_to_ellr: " + std::to_string(slots) + " padded slots (" +
+                        std::to_string(a.nnz()) + " entries, longest row " +
+                        std::to_string(shape.width) + ") do not fit in host memory");
+  }
+  std::vector<index_t> row_lengths(static_cast<std::size_t>(a.rows()));
+  const std::int64_t height = shape.slice_height;
+  for (std::int64_t q = 0; q < a.rows(); ++q) {
+    const index_t r = shape.row_order.empty() ? static_cast<index_t>(q)
+                                              : shape.row_order[static_cast<std::size_t>(q)];
+    const index_t begin = row_ptr[static_cast<std::size_t>(r)];
+    const index_t length = length_of(r);
+    row_lengths[static_cast<std::size_t>(q)] = length;
+    const std::int64_t base =
+        shape.slice_offsets[static_cast<std::size_t>(q / height)] + q % height;
+    for (index_t k = 0; k < length; ++k) {
+      const auto at = static_cast<std::size_t>(base + k * height);
+      values[at] = a.values()[static_cast<std::size_t>(begin + k)];
+      col_idx[at] = a.col_idx()[static_cast<std::size_t>(begin + k)];
+    }
+  }
+  return ellr<T, cpu>(unchecked, a.rows(), a.cols(), a.nnz(), shape.width, shape.slice_height,
+                      layout, std::move(values), std::move(col_idx), std::move(row_lengths),
+                      std::move(shape.slice_offsets), std::move(shape.row_order));
+}
+
+/// ellr → csr: row pointers from the row lengths (in row order), entries copied back.
+/// O(rows + nnz).
+template <scalar T>
+csr<T, cpu> ellr_to_csr(const ellr<T, cpu>& a) {
+  const auto rows = static_cast<std::size_t>(a.rows());
+  const auto& order = a.row_order();
+  const auto row_at = [&](std::size_t q) {
+    return order.empty() ? q : static_cast<std::size_t>(order[q]);
+  };
+  std::vector<index_t> row_ptr(rows + 1, 0);
+  for (std::size_t q = 0; q < rows; ++q)
+    row_ptr[row_at(q) + 1] = a.row_lengths()[q];
+  for (std::size_t i = 1; i < row_ptr.size(); ++i)
+    row_ptr[i] += row_ptr[i - 1];
+  std::vector<index_t> col_idx(static_cast<std::size_t>(a.nnz()));
+  std::vector<T> values(static_cast<std::size_t>(a.nnz()));
+  const std::int64_t height = a.slice_height();
+  for (std::size_t q = 0; q < rows; ++q) {
+    const std::int64_t base = a.slice_offsets()[q / static_cast<std::size_t>(height)] +
+                              static_cast<std::int64_t>(q) % height;
+    const index_t first = row_ptr[row_at(q)];
+    for (index_t k = 0; k < a.row_lengths()[q]; ++k) {
+      const auto at = static_cast<std::size_t>(base + k * height);
+      col_idx[static_cast<std::size_t>(first + k)] = a.col_idx()[at];
+      values[static_cast<std::size_t>(first + k)] = a.values()[at];
+    }
+  }
+  if (rows == 0) row_ptr.assign(1, 0);
+  return csr<T, cpu>(unchecked, a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                     std::move(values));
+}
+
 // The float and double instantiations, compiled once into the library (see
 // SPADE_HOST_INSTANCES in cpu/evaluate.hpp for why); SPADE_HEADER_ONLY turns this off.
 #define SPADE_HOST_CONVERT_INSTANCES(PREFIX, T)                                              \
@@ -244,7 +321,9 @@ dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
   PREFIX template gcoo<T, cpu> dense_to_gcoo<T, row_major>(const dense<T, cpu, row_major>&,  \
                                                            index_t);                         \
   PREFIX template gcoo<T, cpu> dense_to_gcoo<T, col_major>(const dense<T, cpu, col_major>&,  \
-                                                           index_t);
+                                                           index_t);                         \
+  PREFIX template ellr<T, cpu> csr_to_ellr<T>(const csr<T, cpu>&, ellr_layout);              \
+  PREFIX template csr<T, cpu> ellr_to_csr<T>(const ellr<T, cpu>&);
 #ifndef SPADE_HEADER_ONLY
 SPADE_HOST_CONVERT_INSTANCES(extern, float)
 SPADE_HOST_CONVERT_INSTANCES(extern, double)

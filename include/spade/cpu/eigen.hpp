@@ -13,6 +13,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/formats/vector.hpp"
@@ -123,6 +124,13 @@ Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const coo<T, Space>& a) {
 template <class T, class Space>
 Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const gcoo<T, Space>& a) {
   return to_eigen(host::gcoo_to_csr(detail::on_host(a)));
+}
+
+/// ellr (either space) → Eigen::SparseMatrix<T, RowMajor, int>, through a host csr.
+/// O(rows + nnz).
+template <class T, class Space>
+Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const ellr<T, Space>& a) {
+  return to_eigen(host::ellr_to_csr(detail::on_host(a)));
 }
 
 /// dense (either space) → Eigen::Matrix of the same storage order, a deep copy.

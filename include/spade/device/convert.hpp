@@ -4,6 +4,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 
 /// Conversions run on the context's stream; each returns once its result's size is known on
@@ -59,5 +60,18 @@ gcoo<T, gpu> dense_to_gcoo(const dense<T, gpu, row_major>& d, index_t group_size
 /// gcoo → dense in Layout (zero fill, then one scatter). O(rows·cols + nnz).
 template <scalar T, layout Layout>
 dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>& a);
+
+/// csr → ellr in `layout`, the same arrays as host::csr_to_ellr: row lengths from the row
+/// pointers; with a sort window, each window's rows sorted by length (longest first, stable)
+/// inside one thread block (CUB block radix sort); slice widths, CUB exclusive scan for the
+/// slice offsets; padding zeroed, then a thread per row copies its entries. Synchronises once
+/// for the padded size. O(slots + nnz); extra memory O(rows).
+template <scalar T>
+ellr<T, gpu> csr_to_ellr(const csr<T, gpu>& a, ellr_layout layout);
+
+/// ellr → csr: CUB exclusive scan of the row lengths (in row order) for the row pointers, then
+/// a thread per row copies its entries. O(rows + nnz); no synchronisation.
+template <scalar T>
+csr<T, gpu> ellr_to_csr(const ellr<T, gpu>& a);
 
 }  // namespace spade::device

@@ -7,6 +7,7 @@
 #include "spade/device/vendor.hpp"
 #include "spade/formats/coo.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 
 /// Like the vendor calls: each runs on the context that owns its operands, asynchronously,
@@ -41,6 +42,32 @@ gcoo_spmm_launch gcoo_spmm(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, r
 template <scalar T>
 void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_major>& b, T beta,
                      dense<T, gpu, row_major>& c, int block_threads = 128);
+
+/// How ellr_spmv / ellr_spmm ran (for explain and the benchmark).
+struct ellr_spmv_launch {
+  int threads_per_row = 0;   ///< lanes sharing one row (1: the paper's kernel; more: ELLR-T)
+  int vectors_per_pass = 0;  ///< right-hand sides the kernel carries (1, 4 or 8)
+  bool wide_loads = false;   ///< X's rows read with 16-byte loads
+  std::string describe() const;
+};
+
+/// Right-hand sides one ellr_spmm pass takes.
+inline constexpr index_t ellr_max_vectors = 8;
+
+/// y = alpha·A·x + beta·y with A in ELLPACK-R (docs/benchmarks/ellr.md): `threads_per_row`
+/// lanes per row (1, 2, 4 or 8; 0: from the row count and the mean row length), each lane
+/// stopping at its row's length; x through the read-only cache; a sliced, sorted A writes y
+/// through its row order. beta = 0 ignores y's contents (NaN included). Deterministic.
+template <scalar T>
+ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>& x, T beta,
+                           vector<T, gpu>& y, int threads_per_row = 0);
+
+/// Y = alpha·A·X + beta·Y for X with at most ellr_max_vectors columns, either layout: one pass
+/// over A for all columns (16-byte loads of X's rows when X is row-major with 4 or 8 aligned
+/// columns). Throws dimension_mismatch for wider X.
+template <scalar T, layout LX, layout LY>
+ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
+                           dense<T, gpu, LY>& y, int threads_per_row = 0);
 
 /// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
 /// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 returned a zero last row

@@ -2,8 +2,10 @@
 // expressions are evaluated into temporaries, and plan conversion steps run through the cache.
 #pragma once
 
+#include <algorithm>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "spade/core/conversion_cache.hpp"
 #include "spade/device/vendor.hpp"
@@ -44,8 +46,66 @@ index_t planned_group_size(const A& a) {
   }
 }
 
+struct row_profile_key {};
+
+/// A csr operand's row lengths on the host, read once (one copy of the row pointers) and cached
+/// on it: the planner's facts for gcoo_spmm and ellr_spmv.
+struct row_profile {
+  std::vector<index_t> lengths;
+  index_t longest = 0;
+  double mean = 0.0;
+  /// Padding of ellr `layout`, computed on first use for each layout (a host sort of the
+  /// lengths for a sorted one) and kept.
+  double padding(const ellr_layout& layout) const {
+    for (const auto& [known, share] : paddings)
+      if (known == layout) return share;
+    const auto shape =
+        plan_ellr_shape(static_cast<index_t>(lengths.size()), layout,
+                        [&](index_t r) { return lengths[static_cast<std::size_t>(r)]; });
+    paddings.emplace_back(layout, shape.padding());
+    return paddings.back().second;
+  }
+  mutable std::vector<std::pair<ellr_layout, double>> paddings;
+};
+
+template <class A>
+const row_profile& row_profile_of(const A& a) {
+  static_assert(is_csr_v<A>, "spade: internal: row profiles are read off csr row pointers");
+  return a.cache().template get_or_make<row_profile_key, row_profile>([&] {
+    std::vector<index_t> row_ptr;
+    if constexpr (std::is_same_v<typename A::space_type, gpu>)
+      row_ptr = a.row_ptr().to_host();
+    else
+      row_ptr = a.row_ptr();
+    row_profile profile;
+    profile.lengths.resize(static_cast<std::size_t>(a.rows()));
+    for (std::size_t r = 0; r < profile.lengths.size(); ++r) {
+      profile.lengths[r] = row_ptr[r + 1] - row_ptr[r];
+      profile.longest = std::max(profile.longest, profile.lengths[r]);
+    }
+    profile.mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
+    return profile;
+  });
+}
+
+/// The ellr layout the planner makes from `a`: the paper's while its padding is at most
+/// tuning().ellr_plain_max_padding, else SELL-C-σ; an ellr keeps its own.
+template <class A>
+ellr_layout planned_ellr_layout(const A& a) {
+  if constexpr (is_ellr_v<A>) {
+    return a.layout();
+  } else if constexpr (is_csr_v<A>) {
+    const auto& t = tuning();
+    if (row_profile_of(a).padding(ellr_layout{}) <= t.ellr_plain_max_padding) return {};
+    return ellr_layout{static_cast<index_t>(t.ellr_slice_height),
+                       static_cast<index_t>(t.ellr_sort_window)};
+  } else {
+    return {};
+  }
+}
+
 /// `source` converted to Target, cached on `source` (hit reported through `hit`). A gpu gcoo
-/// target gets the planner's group size.
+/// target gets the planner's group size, a gpu ellr target the planner's layout.
 template <class Target, class Source>
 const Target& cached_convert(const Source& source, bool* hit = nullptr) {
   if constexpr (std::is_same_v<Target, Source>) {
@@ -54,6 +114,9 @@ const Target& cached_convert(const Source& source, bool* hit = nullptr) {
   } else if constexpr (is_gcoo_v<Target> && std::is_same_v<typename Target::space_type, gpu>) {
     return source.cache().template get_or_make<Target, Target>(
         [&] { return convert<Target>(source, planned_group_size(source)); }, hit);
+  } else if constexpr (is_ellr_v<Target> && std::is_same_v<typename Target::space_type, gpu>) {
+    return source.cache().template get_or_make<Target, Target>(
+        [&] { return convert<ellr>(source, planned_ellr_layout(source)); }, hit);
   } else {
     return source.cache().template get_or_make<Target, Target>(
         [&] { return convert<Target>(source); }, hit);

@@ -10,6 +10,7 @@
 #include "spade/device/kernels.hpp"
 #include "spade/device/vendor.hpp"
 #include "spade/eval/operands.hpp"
+#include "spade/eval/select.hpp"
 #include "spade/plan/kernels.hpp"
 
 namespace spade::detail {
@@ -50,6 +51,7 @@ void run_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb, T be
     }
   } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>) {
     // SpMM has no op flag for the dense operand: a transposed one is a cached copy.
+    ++product_uses_of(a).count;  // ellr_min_uses counts the products run on A as it is
     device::spmm(alpha, a, op(ta), tb ? cached_transpose(b) : b, beta, dest);
   } else if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm> ||
                        std::is_same_v<Kernel, kernels::gcoo_spmm_paper>) {
@@ -78,7 +80,16 @@ void run_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb, T be
       dest = convert<Dest>(rows_result);
     }
   } else if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmv>) {
+    ++product_uses_of(a).count;
     device::spmv(alpha, a, op(ta), b, beta, dest);
+  } else if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
+    // The planner declines a transposed A or B unless forced (then they throw or are copied).
+    if (ta)
+      throw invalid_matrix("ellr_spmv: ellr has no transposed product; transpose the matrix first");
+    if constexpr (is_vector_v<Dest>)
+      device::ellr_spmv(alpha, a, b, beta, dest);
+    else
+      device::ellr_spmm(alpha, a, tb ? cached_transpose(b) : b, beta, dest);
   } else if constexpr (std::is_same_v<Kernel, kernels::cublas_gemv>) {
     device::gemv(alpha, a, op(ta), b, beta, dest);
   } else {

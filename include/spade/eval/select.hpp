@@ -55,27 +55,93 @@ double mean_row_length(const A& a) {
   return a.rows() > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.rows()) : 0.0;
 }
 
-struct longest_row_key {};
-
-/// The longest row of a csr operand, found once (a copy of the row pointers to the host) and
-/// cached on it; -1 for other formats, where rows are not at hand.
+/// The longest row of a csr operand (its cached row profile); -1 for other formats, where rows
+/// are not at hand.
 template <class A>
 index_t longest_row(const A& a) {
-  if constexpr (is_csr_v<A>) {
-    return a.cache().template get_or_make<longest_row_key, index_t>([&] {
-      std::vector<index_t> row_ptr;
-      if constexpr (std::is_same_v<typename A::space_type, gpu>)
-        row_ptr = a.row_ptr().to_host();
-      else
-        row_ptr = a.row_ptr();
-      index_t longest = 0;
-      for (std::size_t i = 1; i < row_ptr.size(); ++i)
-        longest = std::max(longest, row_ptr[i] - row_ptr[i - 1]);
-      return longest;
-    });
-  } else {
+  if constexpr (is_csr_v<A>)
+    return row_profile_of(a).longest;
+  else
     return -1;
+}
+
+struct product_uses_key {};
+/// Products evaluated with a sparse operand as it is (kept in its cache, so a change of its
+/// values starts the count again).
+struct product_uses {
+  mutable long count = 0;
+};
+
+template <class A>
+const product_uses& product_uses_of(const A& a) {
+  return a.cache().template get_or_make<product_uses_key, product_uses>(
+      [] { return product_uses{}; });
+}
+
+/// Why ellr_spmv should not run op(A)·x or op(A)·X for X of `vectors` columns ("" = it
+/// should); the thresholds of spade::tuning().
+template <class A>
+std::string ellr_decline_reason(const A& a, index_t vectors, const operation_facts& facts) {
+  if (facts.lhs_transposed)
+    return "the sparse operand is transposed (ellr has no transposed product)";
+  if (facts.rhs_transposed) return "the dense operand is transposed";
+  if (vectors > device::ellr_max_vectors)
+    return "N = " + std::to_string(vectors) + " > ellr_max_vectors " +
+           std::to_string(device::ellr_max_vectors);
+  if constexpr (is_ellr_v<A>) {
+    return {};  // the user's own format
+  } else if constexpr (!is_csr_v<A>) {
+    return "row lengths unknown for this format (convert to csr to let ellr_spmv compete)";
+  } else {
+    using ellr_type = ellr<typename A::value_type, typename A::space_type>;
+    const auto& t = tuning();
+    std::ostringstream why;
+    const row_profile& profile = row_profile_of(a);
+    const ellr_layout layout = planned_ellr_layout(a);
+    const double padding = profile.padding(layout);
+    if (profile.longest > t.ellr_max_row_spread * profile.mean) {
+      why << "longest row " << profile.longest << " > ellr_max_row_spread " << t.ellr_max_row_spread
+          << " x mean row length " << profile.mean;
+    } else if (padding > t.ellr_max_padding) {
+      why << "the planned ellr would be " << padding << " padding > ellr_max_padding "
+          << t.ellr_max_padding;
+    } else if (!a.cache().template contains<ellr_type>() &&
+               product_uses_of(a).count + 1 < t.ellr_min_uses) {
+      why << "product " << product_uses_of(a).count + 1 << " with this operand < ellr_min_uses "
+          << t.ellr_min_uses
+          << ": it runs as it is; a later one converts it to ellr once (cached on it)";
+    }
+    return why.str();
   }
+}
+
+/// The facts that chose ellr_spmv, for explain.
+template <class A>
+std::string ellr_accept_reason(const A& a) {
+  std::ostringstream why;
+  if constexpr (is_ellr_v<A>) {
+    why << "the operand is an ellr";
+  } else if constexpr (is_csr_v<A>) {
+    using ellr_type = ellr<typename A::value_type, typename A::space_type>;
+    const auto& t = tuning();
+    const row_profile& profile = row_profile_of(a);
+    const ellr_layout layout = planned_ellr_layout(a);
+    why << "longest row " << profile.longest << " <= ellr_max_row_spread " << t.ellr_max_row_spread
+        << " x mean row length " << profile.mean << "; ";
+    if (layout.slice_height == 0)
+      why << "the paper's layout: padding " << profile.padding(layout)
+          << " <= ellr_plain_max_padding " << t.ellr_plain_max_padding;
+    else
+      why << "SELL-" << layout.slice_height << "-" << layout.sort_window
+          << " (paper's layout would pad " << profile.padding(ellr_layout{})
+          << " > ellr_plain_max_padding " << t.ellr_plain_max_padding << "): padding "
+          << profile.padding(layout);
+    why << " <= ellr_max_padding " << t.ellr_max_padding << "; "
+        << (a.cache().template contains<ellr_type>()
+                ? "the ellr is cached on the operand (conversion reused)"
+                : "converted now, then cached on the operand");
+  }
+  return why.str();
 }
 
 /// Why gcoo_spmm should not run on A·B ("" = it should); the thresholds of spade::tuning().
@@ -116,8 +182,13 @@ std::string gcoo_decline_reason(const A& a, const B& b, const operation_facts& f
 /// Only preferences live here; a later candidate is always there to fall back to.
 template <class Rule, class Kernel, class A, class B>
 std::string decline_reason(const A& a, const B& b, const operation_facts& facts) {
-  if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
-                std::is_same_v<typename A::space_type, gpu>) {
+  if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
+    if constexpr (is_vector_v<B>)
+      return ellr_decline_reason(a, 1, facts);
+    else
+      return ellr_decline_reason(a, facts.rhs_transposed ? b.rows() : b.cols(), facts);
+  } else if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
+                       std::is_same_v<typename A::space_type, gpu>) {
     if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm_paper>) {
       return "the paper's kernel is the benchmark baseline; eval<kernels::gcoo_spmm_paper> "
              "forces it";
@@ -139,8 +210,10 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
 /// What decided for the candidate that runs, before the row-wise note.
 template <class Rule, class Kernel, class A, class B>
 std::string accept_reason_core(const A& a, const B& b, const operation_facts& facts) {
-  if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
-                std::is_same_v<typename A::space_type, gpu>) {
+  if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
+    return ellr_accept_reason(a);
+  } else if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
+                       std::is_same_v<typename A::space_type, gpu>) {
     const auto& t = tuning();
     std::ostringstream why;
     const index_t n = facts.rhs_transposed ? b.rows() : b.cols();

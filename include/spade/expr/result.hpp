@@ -7,6 +7,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/vector.hpp"
 
@@ -109,6 +110,8 @@ constexpr const char* format_name() {
     return "coo";
   else if constexpr (is_gcoo_v<M>)
     return "gcoo";
+  else if constexpr (is_ellr_v<M>)
+    return "ellr";
   else if constexpr (is_vector_v<M>)
     return "vector";
   else if constexpr (is_dense_v<M>)

@@ -36,7 +36,7 @@ gcoo<typename From::value_type, typename From::space_type> group_rows(const From
       return host::csr_to_gcoo(a, group_size);
     else
       return device::csr_to_gcoo(a, group_size);
-  } else if constexpr (is_coo_v<From>) {
+  } else if constexpr (is_coo_v<From> || is_ellr_v<From>) {
     return group_rows(convert_between<csr<T, S>>(a), group_size);
   } else if constexpr (is_dense_v<From>) {
     if constexpr (on_cpu) {
@@ -54,6 +54,30 @@ gcoo<typename From::value_type, typename From::space_type> group_rows(const From
   }
 }
 
+/// `a` as an ellr in `layout`, in a's space: csr directly, other formats through csr (each hop
+/// counts once in conversion_counter()). An ellr already in this layout is copied.
+template <class From>
+ellr<typename From::value_type, typename From::space_type> ellr_rows(const From& a,
+                                                                     ellr_layout layout) {
+  using T = typename From::value_type;
+  using S = typename From::space_type;
+  check_ellr_layout("spade::convert<ellr>", layout);
+  if constexpr (is_ellr_v<From>) {
+    if (a.layout() == layout && a.slice_height() == ellr_slice_height(a.rows(), layout)) return a;
+    return ellr_rows(convert_between<csr<T, S>>(a), layout);
+  } else if constexpr (is_csr_v<From>) {
+    ++conversion_counter();
+    if constexpr (std::is_same_v<S, cpu>)
+      return host::csr_to_ellr(a, layout);
+    else
+      return device::csr_to_ellr(a, layout);
+  } else if constexpr (matrix<From>) {
+    return ellr_rows(convert_between<csr<T, S>>(a), layout);
+  } else {
+    static_assert(sizeof(From) == 0, "spade::convert<ellr>: the source must be a matrix");
+  }
+}
+
 template <class To, class From>
 To convert_between(const From& a) {
   using T = typename From::value_type;
@@ -66,12 +90,20 @@ To convert_between(const From& a) {
                 "to move between spaces");
   constexpr bool on_cpu = std::is_same_v<S, cpu>;
   // Conversions made of several hops count each hop where it runs instead of here.
-  constexpr bool through_csr = (is_coo_v<From> && is_dense_v<To>) ||
-                               (is_dense_v<From> && is_coo_v<To>) ||
-                               (is_gcoo_v<From> && is_coo_v<To>);
-  if constexpr (!std::is_same_v<To, From> && !through_csr && !is_gcoo_v<To>) ++conversion_counter();
+  constexpr bool through_csr =
+      (is_coo_v<From> && is_dense_v<To>) || (is_dense_v<From> && is_coo_v<To>) ||
+      (is_gcoo_v<From> && is_coo_v<To>) || (is_ellr_v<From> && !is_csr_v<To>);
+  if constexpr (!std::is_same_v<To, From> && !through_csr && !is_gcoo_v<To> && !is_ellr_v<To>)
+    ++conversion_counter();
   if constexpr (std::is_same_v<To, From>) {
     return a;
+  } else if constexpr (is_ellr_v<To>) {
+    return ellr_rows(a, ellr_layout{});
+  } else if constexpr (is_ellr_v<From> && is_csr_v<To>) {
+    if constexpr (on_cpu)
+      return host::ellr_to_csr(a);
+    else
+      return device::ellr_to_csr(a);
   } else if constexpr (is_gcoo_v<To>) {
     // The source's own grouping when it has one (To == From above), else the tuned p.
     return group_rows(a, static_cast<index_t>(tuning().gcoo_group_size));
@@ -122,11 +154,12 @@ To convert_between(const From& a) {
 
 }  // namespace detail
 
-/// Converts `a` to format `Format` (spade::csr, spade::coo, spade::gcoo, spade::dense —
-/// row-major), same scalar, same space; on the gpu the work runs there. Sparse → dense writes
-/// explicit zeros; dense → sparse keeps entries unequal to zero; coo sources have repeated
-/// entries summed. A gcoo target keeps a gcoo source's group size and otherwise groups
-/// spade::tuning().gcoo_group_size rows; the overload below takes the group size.
+/// Converts `a` to format `Format` (spade::csr, spade::coo, spade::gcoo, spade::ellr,
+/// spade::dense — row-major), same scalar, same space; on the gpu the work runs there. Sparse →
+/// dense writes explicit zeros; dense → sparse keeps entries unequal to zero; coo sources have
+/// repeated entries summed. A gcoo target keeps a gcoo source's group size and otherwise groups
+/// spade::tuning().gcoo_group_size rows; the overload below takes the group size. An ellr
+/// target is the paper's ELLPACK-R; the overload taking an ellr_layout makes the sliced one.
 template <template <class...> class Format, matrix M>
 auto convert(const M& a) {
   return detail::convert_between<Format<typename M::value_type, typename M::space_type>>(a);
@@ -161,6 +194,18 @@ Target convert(const M& a, index_t group_size) {
                 "spade::convert: converts within one space and scalar type; use spade::to_gpu "
                 "/ spade::to_cpu to move between spaces");
   return detail::group_rows(a, group_size);
+}
+
+/// Converts `a` to spade::ellr in `layout`: `spade::convert<spade::ellr>(a, {32, 1024})` makes
+/// slices of 32 rows after sorting each window of 1024 rows by length. Cost: csr O(slots +
+/// rows log sort_window); other sources add their conversion to csr. Throws invalid_matrix for
+/// a layout no conversion makes (detail::check_ellr_layout says which).
+template <template <class...> class Format, matrix M>
+auto convert(const M& a, ellr_layout layout) {
+  static_assert(is_ellr_v<Format<typename M::value_type, typename M::space_type>>,
+                "spade::convert(a, layout): an ellr_layout applies only to spade::ellr; "
+                "call spade::convert<Format>(a) for other formats");
+  return detail::ellr_rows(a, layout);
 }
 
 }  // namespace spade

@@ -6,6 +6,7 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/formats/vector.hpp"
@@ -45,6 +46,11 @@ rebind_space_t<M, To> to_space(const M& a) {
     return Result(unchecked, a.rows(), a.cols(), a.group_size(), move_array<To>(a.values()),
                   move_array<To>(a.group_offsets()), move_array<To>(a.group_nnz()),
                   move_array<To>(a.row_idx()), move_array<To>(a.col_idx()));
+  } else if constexpr (is_ellr_v<M>) {
+    return Result(unchecked, a.rows(), a.cols(), a.nnz(), a.width(), a.slice_height(), a.layout(),
+                  move_array<To>(a.values()), move_array<To>(a.col_idx()),
+                  move_array<To>(a.row_lengths()), move_array<To>(a.slice_offsets()),
+                  move_array<To>(a.row_order()));
   } else {
     return Result(unchecked, a.rows(), a.cols(), move_array<To>(a.row_idx()),
                   move_array<To>(a.col_idx()), move_array<To>(a.values()));

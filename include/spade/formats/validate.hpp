@@ -216,5 +216,49 @@ inline void check_gcoo(index_t rows, index_t cols, index_t group_size, std::size
                          " entries but there are " + std::to_string(value_count));
 }
 
+/// Checks the paper's ELLPACK-R arrays (rows × width, column-major): sizes, each row length in
+/// [0, width], and each row's columns in range and strictly increasing.
+inline void check_ellr(index_t rows, index_t cols, index_t width, std::size_t value_count,
+                       const std::vector<index_t>& col_idx,
+                       const std::vector<index_t>& row_lengths) {
+  check_extents("ellr", rows, cols);
+  if (width < 0) throw invalid_matrix("ellr: negative width " + std::to_string(width));
+  const std::size_t slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(width);
+  if (row_lengths.size() != static_cast<std::size_t>(rows))
+    throw invalid_matrix("ellr: row_lengths has " + std::to_string(row_lengths.size()) +
+                         " entries, a matrix of " + std::to_string(rows) + " rows needs " +
+                         std::to_string(rows));
+  if (col_idx.size() != slots || value_count != slots)
+    throw invalid_matrix("ellr: col_idx and values have " + std::to_string(col_idx.size()) +
+                         " and " + std::to_string(value_count) + " entries; " +
+                         std::to_string(rows) + " rows of width " + std::to_string(width) +
+                         " need " + std::to_string(slots) + " each");
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < row_lengths.size(); ++r) {
+    if (row_lengths[r] < 0 || row_lengths[r] > width)
+      throw invalid_matrix("ellr: " + entry_text("row_lengths", r, row_lengths[r]) +
+                           " is out of range [0, " + std::to_string(width) + "]");
+    total += static_cast<std::size_t>(row_lengths[r]);
+    for (index_t k = 0; k < row_lengths[r]; ++k) {
+      const std::size_t at = static_cast<std::size_t>(k) * static_cast<std::size_t>(rows) + r;
+      if (col_idx[at] < 0 || col_idx[at] >= cols)
+        throw invalid_matrix("ellr: " + entry_text("col_idx", at, col_idx[at]) + " (row " +
+                             std::to_string(r) + ", entry " + std::to_string(k) +
+                             ") is out of range [0, " + std::to_string(cols) + ")");
+      if (k > 0 && col_idx[at] <= col_idx[at - static_cast<std::size_t>(rows)])
+        throw invalid_matrix("ellr: row " + std::to_string(r) + " has " +
+                             (col_idx[at] == col_idx[at - static_cast<std::size_t>(rows)]
+                                  ? "a duplicate column: "
+                                  : "columns out of order: ") +
+                             entry_text("col_idx", at, col_idx[at]) + " after column " +
+                             std::to_string(col_idx[at - static_cast<std::size_t>(rows)]) +
+                             " (each row's entries must have increasing columns)");
+    }
+  }
+  if (total > static_cast<std::size_t>(2147483647))
+    throw invalid_matrix("ellr: " + std::to_string(total) +
+                         " entries exceed the 32-bit index type");
+}
+
 }  // namespace detail
 }  // namespace spade

@@ -11,6 +11,7 @@
 #include "spade/core/error.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
+#include "spade/cpu/convert.hpp"
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
@@ -150,6 +151,13 @@ void write_matrix_market(const std::filesystem::path& path, const gcoo<T, cpu>& 
     file.commit(detail::mm::put_entry(out, a.row_idx()[k], a.col_idx()[k], a.values()[k]));
   }
   file.close();
+}
+
+/// Writes the entries of `a` row by row, through a host csr (padding is not written); reading
+/// it back gives the same matrix as csr. O(rows + nnz).
+template <scalar T>
+void write_matrix_market(const std::filesystem::path& path, const ellr<T, cpu>& a) {
+  write_matrix_market(path, host::ellr_to_csr(a));
 }
 
 /// Writes `a` as '%%MatrixMarket matrix array real general': every value, column by column

@@ -54,6 +54,12 @@ struct gcoo_spmm_paper {
   static constexpr const char* name = "gcoo_spmm_paper";
   using space = gpu;
 };
+// Ours: ELLPACK-R sparse × vector (paper 003) — the paper's thread per row, ELLR-T, sliced
+// SELL-C-σ — also for up to 8 right-hand sides at once.
+struct ellr_spmv {
+  static constexpr const char* name = "ellr_spmv";
+  using space = gpu;
+};
 // Ours: z = a·x + b·y in one pass.
 struct spade_axpby {
   static constexpr const char* name = "spade_axpby";

@@ -45,6 +45,22 @@ struct thresholds {
   double gcoo_wide_max_mean_row = 7.5;
   long gcoo_widest_columns = 512;
   long gcoo_widest_min_rows = 5000;
+  /// sparse × vector (and × dense of at most 8 columns) on the GPU: ellr_spmv runs instead of
+  /// cuSPARSE when the planned ellr has at most ellr_max_padding of its slots as padding (the
+  /// issue's 30 %) and the longest row is at most ellr_max_row_spread times the mean (a lane
+  /// or a few walk each row alone: one long row holds up its whole block). A csr operand is
+  /// converted only from its ellr_min_uses-th product on (the first runs cuSPARSE on it
+  /// as it is), so a one-off product never pays the conversion; an iterative solver pays it
+  /// once, at its second product. docs/benchmarks/ellr.md has the measurements.
+  double ellr_max_padding = 0.30;
+  double ellr_max_row_spread = 8.0;
+  int ellr_min_uses = 2;
+  /// The planner's ellr is the paper's layout while that wastes at most ellr_plain_max_padding
+  /// of its slots, else SELL-C-σ: slices of ellr_slice_height rows, rows sorted by length in
+  /// windows of ellr_sort_window rows.
+  double ellr_plain_max_padding = 0.05;
+  int ellr_slice_height = 32;
+  int ellr_sort_window = 1024;
 };
 
 inline constexpr thresholds default_thresholds{};

@@ -3,6 +3,7 @@
 
 #include <type_traits>
 
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/plan/conversion_graph.hpp"
@@ -19,6 +20,8 @@ template <class A>
 using dense_of = dense<typename A::value_type, typename A::space_type, row_major>;
 template <class A>
 using gcoo_of = gcoo<typename A::value_type, typename A::space_type>;
+template <class A>
+using ellr_of = ellr<typename A::value_type, typename A::space_type>;
 
 /// dense · dense → dense. cuBLAS GEMM takes either layout and op flag without copies.
 struct dense_times_dense {
@@ -31,7 +34,8 @@ struct dense_times_dense {
                          plan::candidates<candidate<kernels::eigen_product>>>;
 };
 
-/// sparse · dense → dense. On the GPU: GCOO SpMM (ours) where it is measured faster, cuSPARSE
+/// sparse · dense → dense. On the GPU: ELLPACK-R (ours) for B of at most 8 columns on regular
+/// rows, GCOO SpMM (ours) where it is measured faster, cuSPARSE
 /// SpMM on csr otherwise, and above the density threshold the sparse operand densified for
 /// cuBLAS GEMM (the crossover of ../shared/BENCHMARKS.md). The paper's own GCOO kernel is a
 /// candidate only for eval<kernels::gcoo_spmm_paper> (the benchmark baseline).
@@ -42,7 +46,8 @@ struct sparse_times_dense {
   template <class A, class B>
   using candidates = std::conditional_t<
       on_gpu<A>,
-      plan::candidates<candidate<kernels::gcoo_spmm, conversion_path_t<lhs, A, gcoo_of<A>>>,
+      plan::candidates<candidate<kernels::ellr_spmv, conversion_path_t<lhs, A, ellr_of<A>>>,
+                       candidate<kernels::gcoo_spmm, conversion_path_t<lhs, A, gcoo_of<A>>>,
                        candidate<kernels::cusparse_spmm, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::gcoo_spmm_paper, conversion_path_t<lhs, A, gcoo_of<A>>>,
                        candidate<kernels::cublas_gemm, conversion_path_t<lhs, A, dense_of<A>>>>,
@@ -62,7 +67,8 @@ struct dense_times_sparse {
       plan::candidates<candidate<kernels::eigen_product, conversion_path_t<rhs, B, csr_of<B>>>>>;
 };
 
-/// sparse · vector → vector with cuSPARSE SpMV on csr.
+/// sparse · vector → vector: ELLPACK-R (ours) where rows are regular enough (padding and
+/// spread thresholds), cuSPARSE SpMV on csr otherwise.
 struct sparse_times_vector {
   static constexpr const char* name = "sparse x vector";
   template <class A, class B>
@@ -70,7 +76,8 @@ struct sparse_times_vector {
   template <class A, class B>
   using candidates = std::conditional_t<
       on_gpu<A>,
-      plan::candidates<candidate<kernels::cusparse_spmv, conversion_path_t<lhs, A, csr_of<A>>>>,
+      plan::candidates<candidate<kernels::ellr_spmv, conversion_path_t<lhs, A, ellr_of<A>>>,
+                       candidate<kernels::cusparse_spmv, conversion_path_t<lhs, A, csr_of<A>>>>,
       plan::candidates<candidate<kernels::eigen_product, conversion_path_t<lhs, A, csr_of<A>>>>>;
 };
 

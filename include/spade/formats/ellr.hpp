@@ -1,0 +1,239 @@
+// spade::ellr: ELLPACK-R (paper 003) and its sliced, length-sorted form, in either space.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spade/core/conversion_cache.hpp"
+#include "spade/core/expression.hpp"
+#include "spade/core/scalar.hpp"
+#include "spade/core/space.hpp"
+#include "spade/core/storage.hpp"
+#include "spade/formats/validate.hpp"
+
+namespace spade {
+
+/// How an ellr lays out its rows. `slice_height` 0: the paper's ELLPACK-R, one slice as tall
+/// as the matrix (rows rounded up to 32, so every column of the padded block starts on a
+/// 128-byte boundary). Otherwise SELL-C-σ: slices of `slice_height` rows, each as wide as its
+/// own longest row, after the rows inside each window of `sort_window` rows were sorted by
+/// length, longest first. sort_window is 0 or 1 (no sorting) or a multiple of slice_height
+/// (equal to it: no sorting either).
+struct ellr_layout {
+  index_t slice_height = 0;
+  index_t sort_window = 0;
+  friend bool operator==(const ellr_layout&, const ellr_layout&) = default;
+};
+
+namespace detail {
+
+/// The longest sort window a conversion takes: the GPU sorts each window inside one thread
+/// block (256 threads × 8 keys).
+inline constexpr index_t ellr_max_sort_window = 2048;
+
+/// Throws invalid_matrix unless `layout` is one a conversion can make (`call` names it).
+inline void check_ellr_layout(const char* call, const ellr_layout& layout) {
+  const std::string where = std::string(call) + ": ";
+  if (layout.slice_height < 0 || layout.sort_window < 0)
+    throw invalid_matrix(where + "negative slice height " + std::to_string(layout.slice_height) +
+                         " or sort window " + std::to_string(layout.sort_window));
+  if (layout.sort_window <= 1) return;
+  if (layout.slice_height == 0)
+    throw invalid_matrix(where + "sort window " + std::to_string(layout.sort_window) +
+                         " without a slice height: the paper's layout keeps rows in order");
+  if (layout.sort_window % layout.slice_height != 0 || layout.sort_window > ellr_max_sort_window)
+    throw invalid_matrix(where + "sort window " + std::to_string(layout.sort_window) +
+                         " must be a multiple of the slice height " +
+                         std::to_string(layout.slice_height) + " and at most " +
+                         std::to_string(ellr_max_sort_window));
+}
+
+/// Rows per slice for `layout`: the paper's layout rounds the rows up to 32 (aligned columns).
+inline index_t ellr_slice_height(index_t rows, const ellr_layout& layout) {
+  if (layout.slice_height > 0) return layout.slice_height;
+  const std::int64_t rounded = std::max<std::int64_t>(32, (std::int64_t{rows} + 31) / 32 * 32);
+  return rounded > 2147483647 ? rows : static_cast<index_t>(rounded);
+}
+
+/// Whether `layout` reorders rows (a sort window longer than one slice).
+inline bool ellr_sorts(const ellr_layout& layout) {
+  return layout.slice_height > 0 && layout.sort_window > layout.slice_height;
+}
+
+/// Where each row goes and how wide each slice is, from the row lengths (the host reference
+/// of the GPU conversion, and the planner's padding estimate).
+struct ellr_shape {
+  index_t slice_height = 0;
+  std::vector<index_t> row_order;           ///< empty: position q holds row q
+  std::vector<std::int64_t> slice_offsets;  ///< slices + 1 entries; none for no rows
+  index_t width = 0;
+  std::int64_t nnz = 0;
+  double padding() const {
+    const std::int64_t slots = slice_offsets.empty() ? 0 : slice_offsets.back();
+    return slots > 0 ? 1.0 - static_cast<double>(nnz) / static_cast<double>(slots) : 0.0;
+  }
+};
+
+/// The shape of `rows` rows of lengths length_of(r) under `layout`. Sorting is stable,
+/// longest first, inside each window of sort_window rows.
+template <class LengthOf>
+ellr_shape plan_ellr_shape(index_t rows, const ellr_layout& layout, LengthOf&& length_of) {
+  ellr_shape shape;
+  shape.slice_height = ellr_slice_height(rows, layout);
+  if (rows == 0) return shape;
+  if (ellr_sorts(layout)) {
+    shape.row_order.resize(static_cast<std::size_t>(rows));
+    std::iota(shape.row_order.begin(), shape.row_order.end(), index_t{0});
+    for (std::int64_t first = 0; first < rows; first += layout.sort_window) {
+      const std::int64_t last = std::min<std::int64_t>(rows, first + layout.sort_window);
+      std::stable_sort(shape.row_order.begin() + first, shape.row_order.begin() + last,
+                       [&](index_t a, index_t b) { return length_of(a) > length_of(b); });
+    }
+  }
+  const auto row_at = [&](std::int64_t q) {
+    return shape.row_order.empty() ? static_cast<index_t>(q)
+                                   : shape.row_order[static_cast<std::size_t>(q)];
+  };
+  const std::int64_t height = shape.slice_height;
+  const std::int64_t slices = (rows + height - 1) / height;
+  shape.slice_offsets.assign(static_cast<std::size_t>(slices) + 1, 0);
+  for (std::int64_t s = 0; s < slices; ++s) {
+    index_t widest = 0;
+    for (std::int64_t q = s * height; q < std::min<std::int64_t>(rows, (s + 1) * height); ++q) {
+      const index_t length = length_of(row_at(q));
+      widest = std::max(widest, length);
+      shape.nnz += length;
+    }
+    shape.width = std::max(shape.width, widest);
+    shape.slice_offsets[static_cast<std::size_t>(s) + 1] =
+        shape.slice_offsets[static_cast<std::size_t>(s)] + widest * height;
+  }
+  return shape;
+}
+
+}  // namespace detail
+
+/// A rows × cols sparse matrix as padded column-major slices plus row lengths (ELLPACK-R).
+/// Rows are stored at positions 0 … rows−1; position q holds row row_order[q] (row q itself
+/// when row_order is empty). Position q lies in slice s = q / slice_height at local row
+/// i = q mod slice_height; its k-th entry (k < row_lengths[q]) sits at
+/// slice_offsets[s] + k·slice_height + i of values and col_idx, in increasing column order.
+/// Slots past a row's length are padding (value 0, column 0) that kernels never read: each
+/// thread stops at its own row's length (the "-R" of ELLPACK-R). Value type: copies are deep.
+template <scalar T, space Space = gpu>
+class ellr {
+ public:
+  using value_type = T;
+  using space_type = Space;
+
+  ellr() = default;
+  /// Evaluates an expression (spade/eval) and stores the result as the paper's ELLPACK-R.
+  template <expression E>
+  ellr(const E& e) {
+    assign_expression(*this, e);
+  }
+  template <expression E>
+  ellr& operator=(const E& e) {
+    assign_expression(*this, e);
+    return *this;
+  }
+
+  /// The paper's arrays from the host (uploaded for a gpu matrix): `values` and `col_idx`
+  /// are rows × width column-major (entry k of row r at k·rows + r), `row_lengths` has one
+  /// entry per row. Throws invalid_matrix naming the first entry that breaks an invariant
+  /// (length out of [0, width], column out of range or not increasing within its row).
+  ellr(index_t rows, index_t cols, index_t width, std::vector<T> values,
+       std::vector<index_t> col_idx, std::vector<index_t> row_lengths) {
+    detail::check_ellr(rows, cols, width, values.size(), col_idx, row_lengths);
+    std::int64_t nnz = 0;
+    for (const index_t length : row_lengths)
+      nnz += length;
+    rows_ = rows;
+    cols_ = cols;
+    nnz_ = static_cast<index_t>(nnz);
+    width_ = width;
+    slice_height_ = rows;
+    layout_ = ellr_layout{};
+    values_ = storage<T, Space>(std::move(values));
+    col_idx_ = storage<index_t, Space>(std::move(col_idx));
+    row_lengths_ = storage<index_t, Space>(std::move(row_lengths));
+    if (rows > 0)
+      slice_offsets_ = storage<std::int64_t, Space>(
+          std::vector<std::int64_t>{0, static_cast<std::int64_t>(rows) * width});
+  }
+  /// Takes arrays the caller guarantees to satisfy the invariants (conversions).
+  ellr(unchecked_t, index_t rows, index_t cols, index_t nnz, index_t width, index_t slice_height,
+       ellr_layout layout, storage<T, Space> values, storage<index_t, Space> col_idx,
+       storage<index_t, Space> row_lengths, storage<std::int64_t, Space> slice_offsets,
+       storage<index_t, Space> row_order)
+      : rows_(rows),
+        cols_(cols),
+        nnz_(nnz),
+        width_(width),
+        slice_height_(slice_height),
+        layout_(layout),
+        values_(std::move(values)),
+        col_idx_(std::move(col_idx)),
+        row_lengths_(std::move(row_lengths)),
+        slice_offsets_(std::move(slice_offsets)),
+        row_order_(std::move(row_order)) {}
+
+  index_t rows() const noexcept { return rows_; }
+  index_t cols() const noexcept { return cols_; }
+  /// Stored entries (padding not counted).
+  index_t nnz() const noexcept { return nnz_; }
+  /// The longest row.
+  index_t width() const noexcept { return width_; }
+  /// Rows per slice (the whole padded matrix for the paper's layout).
+  index_t slice_height() const noexcept { return slice_height_; }
+  index_t slices() const noexcept {
+    return slice_height_ > 0 ? (rows_ + slice_height_ - 1) / slice_height_ : 0;
+  }
+  /// What the conversion was asked for.
+  ellr_layout layout() const noexcept { return layout_; }
+  /// Slots including padding (the size of values and col_idx).
+  std::int64_t padded_size() const noexcept { return static_cast<std::int64_t>(col_idx_.size()); }
+  /// Share of the slots that are padding (0 for no slots).
+  double padding() const noexcept {
+    return padded_size() > 0 ? 1.0 - static_cast<double>(nnz_) / static_cast<double>(padded_size())
+                             : 0.0;
+  }
+
+  const storage<T, Space>& values() const noexcept { return values_; }
+  const storage<index_t, Space>& col_idx() const noexcept { return col_idx_; }
+  const storage<index_t, Space>& row_lengths() const noexcept { return row_lengths_; }
+  /// slices() + 1 entries (none for no rows): where each slice starts in values and col_idx,
+  /// then the total.
+  const storage<std::int64_t, Space>& slice_offsets() const noexcept { return slice_offsets_; }
+  /// The row stored at each position; empty when position q holds row q.
+  const storage<index_t, Space>& row_order() const noexcept { return row_order_; }
+  /// Writable values (the pattern stays); clears the conversions cached from this object.
+  storage<T, Space>& values() noexcept {
+    cache_.clear();
+    return values_;
+  }
+
+  /// Conversions the planner derived from this object.
+  conversion_cache& cache() const noexcept { return cache_; }
+
+ private:
+  index_t rows_ = 0;
+  index_t cols_ = 0;
+  index_t nnz_ = 0;
+  index_t width_ = 0;
+  index_t slice_height_ = 0;
+  ellr_layout layout_{};
+  storage<T, Space> values_;
+  storage<index_t, Space> col_idx_;
+  storage<index_t, Space> row_lengths_;
+  storage<std::int64_t, Space> slice_offsets_;
+  storage<index_t, Space> row_order_;
+  mutable conversion_cache cache_;
+};
+
+}  // namespace spade

@@ -1,0 +1,255 @@
+// ELLPACK-R sparse × vector (paper 003) and its variants: T threads per row (ELLR-T), sliced
+// length-sorted storage (SELL-C-σ), and up to 8 right-hand sides in one pass over A.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../convert/cub_temp.cuh"
+#include "../vendor/support.cuh"
+#include "spade/device/kernels.hpp"
+
+namespace spade::device {
+
+std::string ellr_spmv_launch::describe() const {
+  return std::to_string(threads_per_row) + " thread(s) per row, " +
+         std::to_string(vectors_per_pass) + " vector(s) per pass" +
+         (wide_loads ? ", 16-byte loads of X rows" : "");
+}
+
+namespace {
+
+constexpr int block_threads = 256;
+
+template <class T>
+struct spmv_params {
+  const T* values;                    // (slots)
+  const index_t* col_idx;             // (slots)
+  const index_t* row_lengths;         // (rows), by position
+  const index_t* row_order;           // (rows) or null: the row each position holds
+  const std::int64_t* slice_offsets;  // (slices + 1)
+  const T* x;                         // element (c, v) at c·x_row + v·x_col
+  T* y;                               // element (r, v) at r·y_row + v·y_col
+  std::int64_t rows;
+  std::int64_t height;
+  std::int64_t x_row, x_col, y_row, y_col;
+  int vectors;  // ≤ NV
+  T alpha;
+  T beta;
+};
+
+// Up to NV values of X's row c; Wide: one or more 16-byte loads (X row-major, exactly NV
+// columns, 16-byte aligned rows).
+template <class T, int NV, bool Wide>
+__device__ __forceinline__ void load_x_row(const spmv_params<T>& p, index_t c, T (&out)[NV]) {
+  if constexpr (Wide) {
+    constexpr int per_load = 16 / sizeof(T);
+    using vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
+    const vec* row = reinterpret_cast<const vec*>(p.x + std::int64_t{c} * p.x_row);
+#pragma unroll
+    for (int l = 0; l < NV / per_load; ++l) {
+      const vec v = __ldg(row + l);
+      const T* parts = reinterpret_cast<const T*>(&v);
+#pragma unroll
+      for (int i = 0; i < per_load; ++i)
+        out[l * per_load + i] = parts[i];
+    }
+  } else {
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+      out[v] = v < p.vectors ? __ldg(p.x + std::int64_t{c} * p.x_row + v * p.x_col) : T(0);
+  }
+}
+
+// TPR consecutive lanes share one stored position q (one row). Each walks the row's entries
+// k = lane, lane + TPR, … up to the row's own length — never into the padding — reading the
+// column-major slice (for a fixed k, consecutive positions are adjacent), then the lanes'
+// sums meet by shuffles. Lanes past the last row run with length 0 so every shuffle has its
+// full warp.
+template <class T, int TPR, int NV, bool Wide>
+__global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T> p) {
+  const std::int64_t thread = std::int64_t{blockIdx.x} * block_threads + threadIdx.x;
+  const std::int64_t q = thread / TPR;
+  const int lane = static_cast<int>(thread % TPR);
+  const bool real = q < p.rows;
+  index_t length = 0;
+  std::int64_t base = 0;
+  if (real) {
+    const std::int64_t slice = q / p.height;
+    base = __ldg(p.slice_offsets + slice) + (q - slice * p.height);
+    length = __ldg(p.row_lengths + q);
+  }
+  T sum[NV];
+#pragma unroll
+  for (int v = 0; v < NV; ++v)
+    sum[v] = T(0);
+#pragma unroll 4
+  for (index_t k = lane; k < length; k += TPR) {
+    const std::int64_t at = base + std::int64_t{k} * p.height;
+    const index_t c = __ldg(p.col_idx + at);
+    const T a = __ldg(p.values + at);
+    T xs[NV];
+    load_x_row<T, NV, Wide>(p, c, xs);
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+      sum[v] += a * xs[v];
+  }
+  if constexpr (TPR > 1) {
+#pragma unroll
+    for (int offset = TPR / 2; offset > 0; offset /= 2)
+#pragma unroll
+      for (int v = 0; v < NV; ++v)
+        sum[v] += __shfl_xor_sync(0xffffffffu, sum[v], offset, TPR);
+  }
+  if (!real || lane != 0) return;
+  const std::int64_t row = p.row_order ? std::int64_t{__ldg(p.row_order + q)} : q;
+#pragma unroll
+  for (int v = 0; v < NV; ++v) {
+    if (v >= p.vectors) break;
+    T* out = p.y + row * p.y_row + v * p.y_col;
+    *out = p.beta == T(0) ? p.alpha * sum[v] : p.alpha * sum[v] + p.beta * *out;
+  }
+}
+
+template <class T, int NV, bool Wide>
+void launch_by_threads(int threads_per_row, const spmv_params<T>& p, cudaStream_t stream) {
+  const std::int64_t threads = p.rows * threads_per_row;
+  const auto blocks = static_cast<unsigned int>((threads + block_threads - 1) / block_threads);
+  switch (threads_per_row) {
+    case 1:
+      ellr_spmv_kernel<T, 1, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      break;
+    case 2:
+      ellr_spmv_kernel<T, 2, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      break;
+    case 4:
+      ellr_spmv_kernel<T, 4, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      break;
+    default:
+      ellr_spmv_kernel<T, 8, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      break;
+  }
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+// Threads per row when the caller gives none: doubled while the rows alone leave the device's
+// resident threads unfilled and each lane keeps at least four entries (ELLR-T's trade: more
+// lanes per row shorten a row's serial chain on small matrices, at the cost of a reduction).
+template <class T>
+int default_threads_per_row(const ellr<T, gpu>& a, const context& ctx) {
+  const auto& device = ctx.properties();
+  const std::int64_t resident = std::int64_t{device.sm_count} * device.max_threads_per_sm;
+  const double mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
+  int t = 1;
+  while (t < 8 && std::int64_t{a.rows()} * t < resident && mean / (2 * t) >= 4.0)
+    t *= 2;
+  return t;
+}
+
+template <class T>
+ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64_t x_row,
+                          std::int64_t x_col, T beta, T* y, std::int64_t y_row, std::int64_t y_col,
+                          int vectors, bool x_row_major, int threads_per_row, context& ctx) {
+  const cudaStream_t stream = detail::stream_of(ctx);
+  if (threads_per_row == 0) threads_per_row = default_threads_per_row(a, ctx);
+  if (threads_per_row != 1 && threads_per_row != 2 && threads_per_row != 4 && threads_per_row != 8)
+    throw invalid_matrix("ellr_spmv: " + std::to_string(threads_per_row) +
+                         " threads per row; choose 1, 2, 4 or 8");
+  ellr_spmv_launch launch;
+  launch.threads_per_row = threads_per_row;
+  const spmv_params<T> p{a.values().data(),
+                         a.col_idx().data(),
+                         a.row_lengths().data(),
+                         a.row_order().data(),
+                         a.slice_offsets().data(),
+                         x,
+                         y,
+                         a.rows(),
+                         a.slice_height(),
+                         x_row,
+                         x_col,
+                         y_row,
+                         y_col,
+                         vectors,
+                         alpha,
+                         beta};
+  if (vectors == 1) {
+    launch.vectors_per_pass = 1;
+    launch_by_threads<T, 1, false>(threads_per_row, p, stream);
+  } else {
+    const int pass = vectors <= 4 ? 4 : 8;
+    launch.vectors_per_pass = pass;
+    launch.wide_loads =
+        x_row_major && vectors == pass && x_row % (16 / sizeof(T)) == 0 && aligned16(x);
+    if (pass == 4) {
+      if (launch.wide_loads)
+        launch_by_threads<T, 4, true>(threads_per_row, p, stream);
+      else
+        launch_by_threads<T, 4, false>(threads_per_row, p, stream);
+    } else {
+      if (launch.wide_loads)
+        launch_by_threads<T, 8, true>(threads_per_row, p, stream);
+      else
+        launch_by_threads<T, 8, false>(threads_per_row, p, stream);
+    }
+  }
+  SPADE_CHECK_LAUNCH("multiplying ellr by a vector (ellr_spmv)");
+  return launch;
+}
+
+}  // namespace
+
+template <scalar T>
+ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>& x, T beta,
+                           vector<T, gpu>& y, int threads_per_row) {
+  detail::require_shapes(x.size() == a.cols() && y.size() == a.rows(), "ellr_spmv",
+                         "A is " + detail::shape_text(a.rows(), a.cols()) + ", x has " +
+                             std::to_string(x.size()) + " entries, y has " +
+                             std::to_string(y.size()));
+  if (a.rows() == 0) return {};
+  context& ctx = detail::context_of(a.row_lengths(), a.values(), x.values(), y.values());
+  return run_ellr(alpha, a, x.data(), 1, 0, beta, y.data(), 1, 0, 1, true, threads_per_row, ctx);
+}
+
+template <scalar T, layout LX, layout LY>
+ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
+                           dense<T, gpu, LY>& y, int threads_per_row) {
+  detail::require_shapes(x.rows() == a.cols() && y.rows() == a.rows() && y.cols() == x.cols(),
+                         "ellr_spmm",
+                         "A is " + detail::shape_text(a.rows(), a.cols()) + ", X is " +
+                             detail::shape_text(x.rows(), x.cols()) + ", Y is " +
+                             detail::shape_text(y.rows(), y.cols()));
+  if (x.cols() > ellr_max_vectors)
+    throw dimension_mismatch("ellr_spmm: X has " + std::to_string(x.cols()) +
+                             " columns; one pass takes at most " +
+                             std::to_string(ellr_max_vectors));
+  if (a.rows() == 0 || x.cols() == 0) return {};
+  context& ctx = detail::context_of(a.row_lengths(), a.values(), x.values(), y.values());
+  constexpr bool x_rows = std::is_same_v<LX, row_major>;
+  constexpr bool y_rows = std::is_same_v<LY, row_major>;
+  const std::int64_t x_row = x_rows ? x.cols() : 1, x_col = x_rows ? 1 : x.rows();
+  const std::int64_t y_row = y_rows ? y.cols() : 1, y_col = y_rows ? 1 : y.rows();
+  return run_ellr(alpha, a, x.data(), x_row, x_col, beta, y.data(), y_row, y_col,
+                  static_cast<int>(x.cols()), x_rows, threads_per_row, ctx);
+}
+
+#define SPADE_INSTANTIATE(T)                                                                       \
+  template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,         \
+                                         vector<T, gpu>&, int);                                    \
+  template ellr_spmv_launch ellr_spmm<T, row_major, row_major>(                                    \
+      T, const ellr<T, gpu>&, const dense<T, gpu, row_major>&, T, dense<T, gpu, row_major>&, int); \
+  template ellr_spmv_launch ellr_spmm<T, row_major, col_major>(                                    \
+      T, const ellr<T, gpu>&, const dense<T, gpu, row_major>&, T, dense<T, gpu, col_major>&, int); \
+  template ellr_spmv_launch ellr_spmm<T, col_major, row_major>(                                    \
+      T, const ellr<T, gpu>&, const dense<T, gpu, col_major>&, T, dense<T, gpu, row_major>&, int); \
+  template ellr_spmv_launch ellr_spmm<T, col_major, col_major>(                                    \
+      T, const ellr<T, gpu>&, const dense<T, gpu, col_major>&, T, dense<T, gpu, col_major>&, int);
+SPADE_INSTANTIATE(float)
+SPADE_INSTANTIATE(double)
+#undef SPADE_INSTANTIATE
+
+}  // namespace spade::device

@@ -1,0 +1,1124 @@
+// GPU suite for ELLPACK-R: conversions bit for bit, ellr_spmv/ellr_spmm vs Eigen, the planner.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <spade/device/convert.hpp>
+#include <spade/device/kernels.hpp>
+#include <spade/spade.hpp>
+
+#include "gpu_support.hpp"
+#include "test_support.hpp"
+
+using spade::col_major;
+using spade::cpu;
+using spade::ellr_layout;
+using spade::gpu;
+using spade::index_t;
+using spade::row_major;
+using spade::testing::bits_equal;
+using spade::testing::check_same;
+using spade::testing::fresh_seed;
+using spade::testing::pool_guard;
+using spade::testing::random_csr;
+using spade::testing::splitmix64;
+
+namespace {
+
+// ---- running without a device -----------------------------------------------------------------
+
+// True when no CUDA device is usable (said once, with the reason): every case then passes
+// without touching the GPU, as the CPU-only CI expects of a gpu-labelled suite.
+bool no_device() {
+  static bool said = false;
+  std::string reason;
+  if (spade::device_available(&reason)) return false;
+  if (!said) {
+    MESSAGE("skipped: no CUDA device (" << reason << "); the ellr GPU tests need one");
+    said = true;
+  }
+  return true;
+}
+
+// Restores spade::tuning() when a case ends, however it ends.
+struct tuning_restorer {
+  spade::thresholds saved = spade::tuning();
+  ~tuning_restorer() { spade::tuning() = saved; }
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string layout_text(const ellr_layout& layout) {
+  return "{" + std::to_string(layout.slice_height) + ", " + std::to_string(layout.sort_window) +
+         "}";
+}
+
+// Fills `bytes` of the context's pool with all-ones bits (NaN as float or double, -1 as an index)
+// and gives them back, so the conversion that runs next most likely receives them: an element it
+// forgets to write then shows up as NaN or -1.
+void poison_pool(std::size_t bytes) {
+  if (bytes == 0) return;
+  const spade::device_buffer<unsigned char> poison(std::vector<unsigned char>(bytes, 0xff));
+}
+
+// ---- inputs -----------------------------------------------------------------------------------
+
+template <class T>
+index_t row_length(const spade::csr<T, cpu>& a, index_t r) {
+  return a.row_ptr()[static_cast<std::size_t>(r) + 1] - a.row_ptr()[static_cast<std::size_t>(r)];
+}
+
+template <class T>
+index_t longest_row(const spade::csr<T, cpu>& a) {
+  index_t widest = 0;
+  for (index_t r = 0; r < a.rows(); ++r)
+    widest = std::max(widest, row_length(a, r));
+  return widest;
+}
+
+// `a` with row `row` replaced by `length` entries at columns 0, 1, ... (random values).
+template <class T>
+spade::csr<T, cpu> with_long_row(const spade::csr<T, cpu>& a, index_t row, index_t length,
+                                 splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    if (i == row) {
+      for (index_t j = 0; j < length; ++j) {
+        col_idx.push_back(j);
+        values.push_back(spade::testing::nonzero_value<T>(rng));
+      }
+    } else {
+      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+        col_idx.push_back(a.col_idx()[k]);
+        values.push_back(a.values()[k]);
+      }
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                            std::move(values));
+}
+
+// A csr whose row i holds lengths[i] entries at columns 0, 1, ... (random values).
+template <class T>
+spade::csr<T, cpu> csr_with_row_lengths(index_t cols, const std::vector<index_t>& lengths,
+                                        splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (const index_t n : lengths) {
+    for (index_t j = 0; j < n; ++j) {
+      col_idx.push_back(j);
+      values.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(static_cast<index_t>(lengths.size()), cols, std::move(row_ptr),
+                            std::move(col_idx), std::move(values));
+}
+
+template <class T>
+struct named_csr {
+  std::string name;
+  spade::csr<T, cpu> a;
+};
+
+// The edge shapes every conversion and product case runs: empty extents, one element, a warp
+// ± 1, a tall matrix with empty rows, only empty rows, one very long row, several densities
+// (density 1.0 with some empty rows: two lengths only, so the stable sort is what orders them),
+// and enough rows for sort windows of 1024 and 2048 to end mid-slice. Some stored values are
+// explicit zeros: a conversion moves the pattern, not the nonzeros.
+template <class T>
+std::vector<named_csr<T>> edge_matrices(splitmix64& rng, bool with_tall) {
+  std::vector<named_csr<T>> m;
+  m.push_back({"0x0", spade::csr<T, cpu>(0, 0)});
+  m.push_back({"0x5", spade::csr<T, cpu>(0, 5)});
+  m.push_back({"5x0", spade::csr<T, cpu>(5, 0)});
+  m.push_back({"1x1", random_csr<T>(1, 1, 1.0, rng)});
+  m.push_back({"31x33", random_csr<T>(31, 33, 0.3, rng, 0.9, 0.05)});
+  m.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8, 0.05)});
+  if (with_tall)
+    m.push_back({"1000003x5, some rows empty", random_csr<T>(1000003, 5, 0.25, rng, 0.6)});
+  m.push_back({"70x20 without entries", spade::csr<T, cpu>(70, 20)});
+  m.push_back({"300x20000, row 117 full",
+               with_long_row(random_csr<T>(300, 20000, 0.0005, rng, 0.8), 117, 20000, rng)});
+  for (const double density : {0.0, 0.1, 0.5, 1.0})
+    m.push_back({"257x95 at density " + std::to_string(density),
+                 random_csr<T>(257, 95, density, rng, 0.8, 0.05)});
+  m.push_back({"4100x40, windows cut mid-slice", random_csr<T>(4100, 40, 0.1, rng, 0.9)});
+  return m;
+}
+
+// ---- the reference layout, by definition ------------------------------------------------------
+
+// The arrays an ellr must hold, from the layout's definition in ellr.hpp (tests/cpu/test_ellr.cpp
+// builds the same): positions sorted by length inside each sort window with buckets, not a sort.
+template <class T>
+struct expected_ellr {
+  index_t slice_height = 0;
+  index_t width = 0;
+  std::vector<index_t> row_order, row_lengths, col_idx;
+  std::vector<std::int64_t> slice_offsets;
+  std::vector<T> values;
+};
+
+template <class T>
+expected_ellr<T> by_definition(const spade::csr<T, cpu>& a, ellr_layout layout) {
+  const index_t rows = a.rows();
+  expected_ellr<T> e;
+  e.slice_height = layout.slice_height > 0
+                       ? layout.slice_height
+                       : std::max<index_t>(32, static_cast<index_t>((rows + 31) / 32 * 32));
+  if (rows == 0) return e;
+  std::vector<index_t> at(static_cast<std::size_t>(rows));
+  for (index_t q = 0; q < rows; ++q)
+    at[static_cast<std::size_t>(q)] = q;
+  if (layout.slice_height > 0 && layout.sort_window > layout.slice_height) {
+    for (index_t first = 0; first < rows; first += layout.sort_window) {
+      const index_t last = std::min(rows, first + layout.sort_window);
+      std::map<index_t, std::vector<index_t>, std::greater<>> by_length;
+      for (index_t r = first; r < last; ++r)
+        by_length[row_length(a, r)].push_back(r);
+      index_t q = first;
+      for (const auto& [length, bucket] : by_length)
+        for (const index_t r : bucket)
+          at[static_cast<std::size_t>(q++)] = r;
+    }
+    e.row_order = at;
+  }
+  const index_t h = e.slice_height;
+  const index_t slices = (rows + h - 1) / h;
+  e.slice_offsets.push_back(0);
+  for (index_t s = 0; s < slices; ++s) {
+    index_t widest = 0;
+    for (index_t q = s * h; q < std::min(rows, (s + 1) * h); ++q)
+      widest = std::max(widest, row_length(a, at[static_cast<std::size_t>(q)]));
+    e.width = std::max(e.width, widest);
+    e.slice_offsets.push_back(e.slice_offsets.back() + std::int64_t{widest} * h);
+  }
+  e.values.assign(static_cast<std::size_t>(e.slice_offsets.back()), T(0));
+  e.col_idx.assign(static_cast<std::size_t>(e.slice_offsets.back()), 0);
+  for (index_t q = 0; q < rows; ++q) {
+    const index_t r = at[static_cast<std::size_t>(q)];
+    e.row_lengths.push_back(row_length(a, r));
+    for (index_t k = 0; k < row_length(a, r); ++k) {
+      const auto slot = static_cast<std::size_t>(e.slice_offsets[static_cast<std::size_t>(q / h)] +
+                                                 std::int64_t{k} * h + q % h);
+      const auto from = static_cast<std::size_t>(a.row_ptr()[static_cast<std::size_t>(r)] + k);
+      e.values[slot] = a.values()[from];
+      e.col_idx[slot] = a.col_idx()[from];
+    }
+  }
+  return e;
+}
+
+// The paper's arrays of `a` (rows × width column-major, entry k of row r at k·rows + r), made
+// by hand for the checked constructor: an ellr whose slice is exactly `rows` tall.
+template <class T>
+spade::ellr<T, cpu> paper_arrays_by_hand(const spade::csr<T, cpu>& a) {
+  const index_t width = longest_row(a);
+  const auto slots = static_cast<std::size_t>(a.rows()) * static_cast<std::size_t>(width);
+  std::vector<T> values(slots, T(0));
+  std::vector<index_t> col_idx(slots, 0), lengths;
+  for (index_t r = 0; r < a.rows(); ++r) {
+    lengths.push_back(row_length(a, r));
+    for (index_t k = 0; k < row_length(a, r); ++k) {
+      const auto slot = static_cast<std::size_t>(std::int64_t{k} * a.rows() + r);
+      values[slot] = a.values()[static_cast<std::size_t>(a.row_ptr()[r] + k)];
+      col_idx[slot] = a.col_idx()[static_cast<std::size_t>(a.row_ptr()[r] + k)];
+    }
+  }
+  return spade::ellr<T, cpu>(a.rows(), a.cols(), width, std::move(values), std::move(col_idx),
+                             std::move(lengths));
+}
+
+// ---- comparisons ------------------------------------------------------------------------------
+
+template <class T>
+void check_same_ellr(const spade::ellr<T, gpu>& got, const spade::ellr<T, cpu>& want) {
+  CHECK(got.rows() == want.rows());
+  CHECK(got.cols() == want.cols());
+  CHECK(got.nnz() == want.nnz());
+  CHECK(got.width() == want.width());
+  CHECK(got.slice_height() == want.slice_height());
+  CHECK(got.slices() == want.slices());
+  CHECK(got.layout() == want.layout());
+  CHECK(got.padded_size() == want.padded_size());
+  CHECK(bits_equal(got.values().to_host(), want.values()));
+  CHECK(got.col_idx().to_host() == want.col_idx());
+  CHECK(got.row_lengths().to_host() == want.row_lengths());
+  CHECK(got.slice_offsets().to_host() == want.slice_offsets());
+  CHECK(got.row_order().to_host() == want.row_order());
+}
+
+template <class T>
+void check_same_ellr(const spade::ellr<T, cpu>& got, const spade::ellr<T, cpu>& want) {
+  CHECK(got.rows() == want.rows());
+  CHECK(got.cols() == want.cols());
+  CHECK(got.nnz() == want.nnz());
+  CHECK(got.width() == want.width());
+  CHECK(got.slice_height() == want.slice_height());
+  CHECK(got.layout() == want.layout());
+  CHECK(bits_equal(got.values(), want.values()));
+  CHECK(got.col_idx() == want.col_idx());
+  CHECK(got.row_lengths() == want.row_lengths());
+  CHECK(got.slice_offsets() == want.slice_offsets());
+  CHECK(got.row_order() == want.row_order());
+}
+
+template <class T>
+void check_definition(const spade::ellr<T, gpu>& got, const expected_ellr<T>& want) {
+  CHECK(got.slice_height() == want.slice_height);
+  CHECK(got.width() == want.width);
+  CHECK(bits_equal(got.values().to_host(), want.values));
+  CHECK(got.col_idx().to_host() == want.col_idx);
+  CHECK(got.row_lengths().to_host() == want.row_lengths);
+  CHECK(got.slice_offsets().to_host() == want.slice_offsets);
+  CHECK(got.row_order().to_host() == want.row_order);
+}
+
+template <class T>
+std::size_t ellr_bytes(std::int64_t slots, index_t rows) {
+  return static_cast<std::size_t>(slots) * (sizeof(T) + sizeof(index_t)) +
+         static_cast<std::size_t>(rows) * 2 * sizeof(index_t) + 64;
+}
+
+// csr → ellr on the GPU equals the host conversion and the definition; ellr → csr on the GPU
+// gives `a` back, from the GPU's own result and from the uploaded host result independently.
+template <class T>
+void check_conversion(const spade::csr<T, cpu>& a, const spade::csr<T, gpu>& g,
+                      ellr_layout layout) {
+  const std::string layout_name = layout_text(layout);
+  CAPTURE(layout_name);
+  const spade::ellr<T, cpu> want = spade::host::csr_to_ellr(a, layout);
+  poison_pool(ellr_bytes<T>(want.padded_size(), a.rows()));
+  const spade::ellr<T, gpu> got = spade::device::csr_to_ellr(g, layout);
+  check_same_ellr(got, want);
+  check_definition(got, by_definition(a, layout));
+  CHECK(got.layout() == layout);
+  poison_pool(static_cast<std::size_t>(a.nnz()) * (sizeof(T) + sizeof(index_t)) +
+              static_cast<std::size_t>(a.rows()) * 2 * sizeof(index_t) + 64);
+  check_same(spade::to_cpu(spade::device::ellr_to_csr(got)), a);
+  check_same(spade::to_cpu(spade::device::ellr_to_csr(spade::to_gpu(want))), a);
+}
+
+// ---- products: the reference and the check ------------------------------------------------------
+
+template <class T>
+spade::csr<double, cpu> widen(const spade::csr<T, cpu>& a, bool magnitude = false) {
+  std::vector<double> v(a.values().begin(), a.values().end());
+  if (magnitude)
+    for (double& x : v)
+      x = std::abs(x);
+  return spade::csr<double, cpu>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), std::move(v));
+}
+
+// X (any layout, exact in double) as a row-major double matrix, or its magnitudes.
+template <class T, class L>
+spade::dense<double, cpu> widen(const spade::dense<T, cpu, L>& x, bool magnitude = false) {
+  spade::dense<double, cpu> w(x.rows(), x.cols());
+  for (index_t i = 0; i < x.rows(); ++i)
+    for (index_t j = 0; j < x.cols(); ++j)
+      w(i, j) = magnitude ? std::abs(double(x(i, j))) : double(x(i, j));
+  return w;
+}
+
+template <class T>
+spade::dense<T, cpu> as_column(const spade::vector<T, cpu>& x) {
+  spade::dense<T, cpu> d(x.size(), 1);
+  for (index_t i = 0; i < x.size(); ++i)
+    d(i, 0) = x[i];
+  return d;
+}
+
+// A·X in double by Eigen (spade::reference on widened copies), |A|·|X| for the error bound, and
+// the entries of each row (the length of each sum).
+struct product_reference {
+  index_t rows = 0;
+  index_t n = 0;
+  spade::dense<double, cpu> value;
+  spade::dense<double, cpu> magnitude;
+  std::vector<index_t> terms;
+};
+
+template <class T, class L>
+product_reference reference_product(const spade::csr<T, cpu>& a, const spade::dense<T, cpu, L>& x) {
+  product_reference r;
+  r.rows = a.rows();
+  r.n = x.cols();
+  r.value = spade::reference(widen(a) * widen(x));
+  r.magnitude = spade::reference(widen(a, true) * widen(x, true));
+  for (index_t i = 0; i < a.rows(); ++i)
+    r.terms.push_back(row_length(a, i));
+  return r;
+}
+
+// Elements of alpha·A·X + beta·Y0 that `got` has wrong: allowed is (terms + 2)·ε(T)·
+// (|alpha|·(|A|·|X|) + |beta·Y0|) + the smallest normal T; NaN never passes. beta = 0 must
+// ignore Y0 (poisoned with NaN by the callers).
+template <class T, class Got, class Start>
+std::size_t count_wrong(const product_reference& r, double alpha, double beta, Got&& got,
+                        Start&& start, double& worst) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  std::size_t bad = 0;
+  for (index_t i = 0; i < r.rows; ++i)
+    for (index_t v = 0; v < r.n; ++v) {
+      const double y0 = beta == 0 ? 0.0 : double(start(i, v));
+      const double want = alpha * r.value(i, v) + beta * y0;
+      const double bound = (r.terms[static_cast<std::size_t>(i)] + 2) * eps *
+                               (std::abs(alpha) * r.magnitude(i, v) + std::abs(beta * y0)) +
+                           std::numeric_limits<T>::min();
+      const double error = std::abs(double(got(i, v)) - want);
+      if (!(error <= bound)) {
+        ++bad;
+        worst = std::max(worst, std::isnan(error) ? INFINITY : error / bound);
+      }
+    }
+  return bad;
+}
+
+template <class T>
+spade::vector<T, cpu> random_vector(index_t n, splitmix64& rng) {
+  spade::vector<T, cpu> x(n);
+  for (index_t i = 0; i < n; ++i)
+    x[i] = spade::testing::nonzero_value<T>(rng);
+  return x;
+}
+
+template <class T>
+spade::vector<T, cpu> nan_vector(index_t n) {
+  return spade::vector<T, cpu>(
+      std::vector<T>(static_cast<std::size_t>(n), std::numeric_limits<T>::quiet_NaN()));
+}
+
+template <class T, class L>
+spade::dense<T, cpu, L> random_matrix(index_t rows, index_t cols, splitmix64& rng) {
+  spade::dense<T, cpu, L> d(rows, cols);
+  for (T& x : d.values())
+    x = spade::testing::nonzero_value<T>(rng);
+  return d;
+}
+
+template <class T, class L>
+spade::dense<T, cpu, L> nan_matrix(index_t rows, index_t cols) {
+  spade::dense<T, cpu, L> d(rows, cols);
+  std::fill(d.values().begin(), d.values().end(), std::numeric_limits<T>::quiet_NaN());
+  return d;
+}
+
+struct scaling {
+  double alpha;
+  double beta;
+};
+// beta = 0 with a NaN y (must be ignored), and a general alpha/beta with a known y.
+const std::vector<scaling> scalings = {{1.0, 0.0}, {-0.5, 2.0}};
+
+// y = alpha·E·x + beta·y by ellr_spmv with `threads_per_row`, checked against the reference.
+template <class T>
+void check_spmv(const spade::ellr<T, gpu>& e, const spade::vector<T, gpu>& x,
+                const product_reference& ref, int threads_per_row, scaling s, splitmix64& rng) {
+  CAPTURE(threads_per_row);
+  CAPTURE(s.alpha);
+  CAPTURE(s.beta);
+  const spade::vector<T, cpu> y0 =
+      s.beta == 0 ? nan_vector<T>(e.rows()) : random_vector<T>(e.rows(), rng);
+  spade::vector<T, gpu> y = spade::to_gpu(y0);
+  const spade::device::ellr_spmv_launch launch =
+      spade::device::ellr_spmv(T(s.alpha), e, x, T(s.beta), y, threads_per_row);
+  if (e.rows() > 0) {
+    if (threads_per_row > 0)
+      CHECK(launch.threads_per_row == threads_per_row);
+    else
+      CHECK((launch.threads_per_row == 1 || launch.threads_per_row == 2 ||
+             launch.threads_per_row == 4 || launch.threads_per_row == 8));
+    CHECK(launch.vectors_per_pass == 1);
+    CHECK_FALSE(launch.wide_loads);
+  }
+  const spade::vector<T, cpu> got = spade::to_cpu(y);
+  REQUIRE(got.size() == e.rows());
+  double worst = 0;
+  const std::size_t bad = count_wrong<T>(
+      ref, s.alpha, s.beta, [&](index_t i, index_t) { return got[i]; },
+      [&](index_t i, index_t) { return y0[i]; }, worst);
+  CAPTURE(worst);
+  CHECK(bad == 0);
+}
+
+// A result of the planner (y = A * x and the like) against the reference, alpha 1 and beta 0.
+template <class T>
+bool matches(const spade::vector<T, gpu>& y, const product_reference& ref) {
+  const spade::vector<T, cpu> got = spade::to_cpu(y);
+  if (got.size() != ref.rows) return false;
+  double worst = 0;
+  return count_wrong<T>(
+             ref, 1.0, 0.0, [&](index_t i, index_t) { return got[i]; },
+             [](index_t, index_t) { return 0.0; }, worst) == 0;
+}
+
+template <class T, class L>
+bool matches(const spade::dense<T, gpu, L>& y, const product_reference& ref) {
+  const spade::dense<T, cpu, L> got = spade::to_cpu(y);
+  if (got.rows() != ref.rows || got.cols() != ref.n) return false;
+  double worst = 0;
+  return count_wrong<T>(
+             ref, 1.0, 0.0, [&](index_t i, index_t v) { return got(i, v); },
+             [](index_t, index_t) { return 0.0; }, worst) == 0;
+}
+
+// The planner's state for a gpu csr operand: its product count and whether its ellr is cached.
+template <class T>
+long uses_of(const spade::csr<T, gpu>& a) {
+  return spade::detail::product_uses_of(a).count;
+}
+
+template <class T>
+bool ellr_cached(const spade::csr<T, gpu>& a) {
+  return a.cache().template contains<spade::ellr<T, gpu>>();
+}
+
+std::size_t conversions() {
+  return spade::conversion_counter().load();
+}
+
+}  // namespace
+
+// ---- conversions ------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("gpu csr -> ellr equals the host's and the definition; ellr -> csr inverts it",
+                   T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const std::vector<ellr_layout> layouts = {{}, {32, 0}, {32, 1024}, {4, 8}, {1, 0}, {32, 2048}};
+  for (const auto& [name, a] : edge_matrices<T>(rng, true)) {
+    CAPTURE(name);
+    const spade::csr<T, gpu> g = spade::to_gpu(a);
+    for (const ellr_layout& layout : layouts)
+      check_conversion(a, g, layout);
+    // The checked constructor's paper arrays: one slice exactly `rows` tall.
+    if (a.rows() > 0 && a.rows() < 100000) {
+      const spade::ellr<T, gpu> by_hand = spade::to_gpu(paper_arrays_by_hand(a));
+      CHECK(by_hand.slice_height() == a.rows());
+      check_same(spade::to_cpu(spade::device::ellr_to_csr(by_hand)), a);
+    }
+  }
+  // One full row among short ones: the paper's layout pads every row to it; sorted into the
+  // first slice it costs one slice of padding.
+  const spade::csr<T, gpu> long_row =
+      spade::to_gpu(with_long_row(random_csr<T>(300, 20000, 0.0005, rng), 117, 20000, rng));
+  const spade::ellr<T, gpu> paper = spade::device::csr_to_ellr(long_row, ellr_layout{});
+  CHECK(paper.width() == 20000);
+  CHECK(paper.padded_size() == std::int64_t{320} * 20000);
+  const spade::ellr<T, gpu> sorted = spade::device::csr_to_ellr(long_row, ellr_layout{32, 1024});
+  CHECK(sorted.row_order().to_host()[0] == 117);
+  CHECK(sorted.slice_offsets().to_host()[1] == std::int64_t{32} * 20000);
+}
+
+TEST_CASE_TEMPLATE("gpu csr -> ellr rejects layouts no conversion makes", T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const spade::csr<T, gpu> g = spade::to_gpu(random_csr<T>(40, 30, 0.2, rng));
+  for (const ellr_layout bad : {ellr_layout{-1, 0}, ellr_layout{32, -4}, ellr_layout{0, 64},
+                                ellr_layout{32, 48}, ellr_layout{32, 4096}}) {
+    const std::string layout_name = layout_text(bad);
+    CAPTURE(layout_name);
+    CHECK_THROWS_AS((void)spade::device::csr_to_ellr(g, bad), spade::invalid_matrix);
+  }
+  // Still usable afterwards.
+  CHECK(spade::device::csr_to_ellr(g, ellr_layout{4, 8}).nnz() == g.nnz());
+}
+
+// ---- ellr_spmv --------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("ellr_spmv vs Eigen: threads per row, layouts, alpha and beta, edge shapes", T,
+                   float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const std::vector<ellr_layout> layouts = {{}, {32, 1024}, {4, 8}};
+  for (const auto& [name, a] : edge_matrices<T>(rng, true)) {
+    CAPTURE(name);
+    const bool tall = a.rows() > 100000;
+    const spade::vector<T, cpu> x_host = random_vector<T>(a.cols(), rng);
+    const product_reference ref = reference_product(a, as_column(x_host));
+    const spade::csr<T, gpu> g = spade::to_gpu(a);
+    const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+    for (const ellr_layout& layout : layouts) {
+      if (tall && layout == ellr_layout{4, 8}) continue;  // a million rows: two layouts suffice
+      const std::string layout_name = layout_text(layout);
+      CAPTURE(layout_name);
+      const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
+      for (const int threads : {0, 1, 2, 4, 8}) {
+        if (tall && threads != 0 && threads != 1 && threads != 8) continue;
+        for (const scaling s : scalings)
+          check_spmv(e, x, ref, threads, s, rng);
+      }
+    }
+    // The checked constructor's slice of exactly `rows` (not a multiple of 32).
+    if (a.rows() > 0 && !tall) {
+      const spade::ellr<T, gpu> by_hand = spade::to_gpu(paper_arrays_by_hand(a));
+      for (const int threads : {0, 1, 8})
+        check_spmv(by_hand, x, ref, threads, scalings[1], rng);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_spmv equals Eigen",
+                   T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // The paper's layout pads every row to the longest: skewed graphs would need gigabytes.
+  constexpr double max_paper_slots = 3e7;
+  std::size_t checked = 0, paper_skipped = 0;
+  for (const std::filesystem::path& path : spade::testing::real_matrices()) {
+    const std::string name = path.filename().string();
+    CAPTURE(name);
+    const auto a = spade::read_matrix_market<T>(path);
+    const spade::csr<T, gpu> g = spade::to_gpu(a);
+    const double paper_slots = (a.rows() + 31.0) / 32 * 32 * longest_row(a);
+    const bool paper_fits = paper_slots <= max_paper_slots;
+    check_conversion(a, g, ellr_layout{32, 1024});
+    if (paper_fits)
+      check_conversion(a, g, ellr_layout{});
+    else
+      ++paper_skipped;
+
+    const spade::vector<T, cpu> x_host = random_vector<T>(a.cols(), rng);
+    const product_reference ref = reference_product(a, as_column(x_host));
+    const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+    const spade::ellr<T, gpu> e =
+        spade::device::csr_to_ellr(g, paper_fits ? ellr_layout{} : ellr_layout{32, 1024});
+    for (const int threads : {0, 1, 2, 4, 8})
+      check_spmv(e, x, ref, threads, scalings[0], rng);
+    check_spmv(e, x, ref, 0, scalings[1], rng);
+    // Deterministic: the same call gives the same bits.
+    std::vector<std::vector<T>> runs;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      spade::vector<T, gpu> y = spade::to_gpu(nan_vector<T>(a.rows()));
+      spade::device::ellr_spmv(T(1), e, x, T(0), y);
+      runs.push_back(spade::to_cpu(y).values());
+    }
+    CHECK(bits_equal(runs[0], runs[1]));
+    ++checked;
+  }
+  MESSAGE("real matrices checked: " << checked << " (paper layout skipped for " << paper_skipped
+                                    << " with over " << max_paper_slots << " padded slots)");
+  CHECK(checked > 0);
+}
+
+// ---- ellr_spmm --------------------------------------------------------------------------------
+
+namespace {
+
+// Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY, checked against the reference;
+// also how it ran: one pass of 1, 4 or 8 vectors, 16-byte loads exactly for row-major X of 4 or
+// 8 columns.
+template <class T, class LX, class LY>
+void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
+                const product_reference& ref, int threads_per_row, scaling s, splitmix64& rng) {
+  const index_t n = x_host.cols();
+  constexpr bool x_row_major = std::is_same_v<LX, row_major>;
+  constexpr bool y_row_major = std::is_same_v<LY, row_major>;
+  CAPTURE(n);
+  CAPTURE(x_row_major);
+  CAPTURE(y_row_major);
+  CAPTURE(threads_per_row);
+  CAPTURE(s.alpha);
+  CAPTURE(s.beta);
+  const spade::dense<T, cpu, LY> y0 =
+      s.beta == 0 ? nan_matrix<T, LY>(e.rows(), n) : random_matrix<T, LY>(e.rows(), n, rng);
+  const spade::dense<T, gpu, LX> x = spade::to_gpu(x_host);
+  spade::dense<T, gpu, LY> y = spade::to_gpu(y0);
+  const spade::device::ellr_spmv_launch launch =
+      spade::device::ellr_spmm(T(s.alpha), e, x, T(s.beta), y, threads_per_row);
+  if (e.rows() > 0) {
+    if (threads_per_row > 0) CHECK(launch.threads_per_row == threads_per_row);
+    CHECK(launch.vectors_per_pass == (n == 1 ? 1 : n <= 4 ? 4 : 8));
+    CHECK(launch.wide_loads == (x_row_major && (n == 4 || n == 8)));
+  }
+  const spade::dense<T, cpu, LY> got = spade::to_cpu(y);
+  REQUIRE(got.rows() == e.rows());
+  REQUIRE(got.cols() == n);
+  double worst = 0;
+  const std::size_t bad = count_wrong<T>(
+      ref, s.alpha, s.beta, [&](index_t i, index_t v) { return got(i, v); },
+      [&](index_t i, index_t v) { return y0(i, v); }, worst);
+  CAPTURE(worst);
+  CHECK(bad == 0);
+}
+
+template <class T, class LX>
+void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
+                      const product_reference& ref, splitmix64& rng) {
+  for (const int threads : {0, 1, 8})
+    for (const scaling s : scalings) {
+      check_spmm<T, LX, row_major>(e, x_host, ref, threads, s, rng);
+      check_spmm<T, LX, col_major>(e, x_host, ref, threads, s, rng);
+    }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-byte loads", T,
+                   float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  std::vector<named_csr<T>> matrices;
+  matrices.push_back({"0x5", spade::csr<T, cpu>(0, 5)});
+  matrices.push_back({"1x1", random_csr<T>(1, 1, 1.0, rng)});
+  matrices.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8)});
+  matrices.push_back({"257x95, empty rows", random_csr<T>(257, 95, 0.1, rng, 0.7)});
+  matrices.push_back({"300x2000, one row of 2000",
+                      with_long_row(random_csr<T>(300, 2000, 0.004, rng), 42, 2000, rng)});
+  for (const auto& [name, a] : matrices) {
+    CAPTURE(name);
+    const spade::csr<T, gpu> g = spade::to_gpu(a);
+    for (const ellr_layout& layout : {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{4, 8}}) {
+      const std::string layout_name = layout_text(layout);
+      CAPTURE(layout_name);
+      const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
+      for (const index_t n : {1, 2, 3, 4, 5, 8}) {
+        const auto x_rows = random_matrix<T, row_major>(a.cols(), n, rng);
+        const auto x_cols = random_matrix<T, col_major>(a.cols(), n, rng);
+        check_spmm_all_y(e, x_rows, reference_product(a, x_rows), rng);
+        check_spmm_all_y(e, x_cols, reference_product(a, x_cols), rng);
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad threads per row",
+                   T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const auto a = random_csr<T>(10, 6, 0.3, rng);
+  const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(spade::to_gpu(a), ellr_layout{});
+  using spade::device::ellr_spmm;
+  using spade::device::ellr_spmv;
+  spade::vector<T, gpu> x(6), y(10), x_bad(7), y_bad(9);
+  CHECK_THROWS_AS(ellr_spmv(T(1), e, x_bad, T(0), y), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y_bad), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y, 3), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y, 16), spade::invalid_matrix);
+
+  spade::dense<T, gpu> b(6, 4), c(10, 4), b_bad(7, 4), c_rows(9, 4), c_cols(10, 3);
+  spade::dense<T, gpu, col_major> b_col(6, 4), c_col(10, 4);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b_bad, T(0), c), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c_rows), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c_cols), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b_col, T(0), c_rows), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c, 3), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b_col, T(0), c_col, 3), spade::invalid_matrix);
+  spade::dense<T, gpu> b9(6, 9), c9(10, 9);
+  spade::dense<T, gpu, col_major> b9_col(6, 9), c9_col(10, 9);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b9, T(0), c9), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b9_col, T(0), c9_col), spade::dimension_mismatch);
+  CHECK(spade::device::ellr_max_vectors == 8);
+
+  // Still usable afterwards: X of 8 columns, the most one pass takes.
+  const auto x8 = random_matrix<T, row_major>(6, 8, rng);
+  check_spmm<T, row_major, row_major>(e, x8, reference_product(a, x8), 0, scalings[0], rng);
+}
+
+// ---- the planner ------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("planner: y = A * x runs cuSPARSE once, then converts A to ellr once for good",
+                   T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  tuning_restorer restore;
+  spade::tuning() = spade::default_thresholds;
+  REQUIRE(spade::tuning().ellr_min_uses == 2);
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // 2000 rows of 7 entries (fewer in the first and last 3): the paper's layout pads < 1%.
+  const auto a_host = spade::generate::banded<T>(2000, 3, 3, seed);
+  spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  const auto x_host = random_vector<T>(2000, rng);
+  const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+  const product_reference ref = reference_product(a_host, as_column(x_host));
+  spade::vector<T, gpu> y = spade::to_gpu(nan_vector<T>(2000));
+
+  const std::size_t before = conversions();
+  const std::string first_plan = spade::explain(a * x);
+  CAPTURE(first_plan);
+  CHECK(contains(first_plan, "declined: ellr_spmv: product 1 with this operand < ellr_min_uses 2"));
+  CHECK(contains(first_plan, "chosen: cusparse_spmv"));
+  y = a * x;
+  CHECK(matches(y, ref));
+  CHECK(uses_of(a) == 1);
+  CHECK_FALSE(ellr_cached(a));
+  CHECK(conversions() - before == 0);
+
+  const std::string second_plan = spade::explain(a * x);
+  CAPTURE(second_plan);
+  CHECK(contains(second_plan, "chosen: ellr_spmv"));
+  CHECK(contains(second_plan, "the paper's layout"));
+  CHECK(contains(second_plan, "converted now, then cached on the operand"));
+  CHECK_FALSE(contains(second_plan, "declined: ellr_spmv"));
+  y = spade::to_gpu(nan_vector<T>(2000));
+  y = a * x;
+  CHECK(matches(y, ref));
+  CHECK(ellr_cached(a));
+  CHECK(conversions() - before == 1);
+
+  const std::string third_plan = spade::explain(a * x);
+  CAPTURE(third_plan);
+  CHECK(contains(third_plan, "chosen: ellr_spmv"));
+  CHECK(contains(third_plan, "the ellr is cached on the operand (conversion reused)"));
+  for (int i = 0; i < 6; ++i) {
+    y = spade::to_gpu(nan_vector<T>(2000));
+    y = a * x;
+    CHECK(matches(y, ref));
+  }
+  // One conversion over all of them; ellr runs do not count as uses of A as it is.
+  CHECK(conversions() - before == 1);
+  CHECK(uses_of(a) == 1);
+  const auto& cached = spade::detail::cached_convert<spade::ellr<T, gpu>>(a);
+  CHECK(cached.layout() == ellr_layout{});
+  CHECK(cached.nnz() == a_host.nnz());
+  CHECK(conversions() - before == 1);
+
+  // New values (same pattern): the cache goes, and the count starts again.
+  std::vector<T> doubled = a_host.values();
+  for (T& v : doubled)
+    v = T(2) * v;
+  a.values() = spade::device_buffer<T>(doubled);
+  CHECK_FALSE(ellr_cached(a));
+  const spade::csr<T, cpu> doubled_host(a_host.rows(), a_host.cols(), a_host.row_ptr(),
+                                        a_host.col_idx(), doubled);
+  const product_reference ref2 = reference_product(doubled_host, as_column(x_host));
+  CHECK(contains(spade::explain(a * x), "declined: ellr_spmv: product 1 with this operand"));
+  y = spade::to_gpu(nan_vector<T>(2000));
+  y = a * x;
+  CHECK(matches(y, ref2));
+  CHECK(conversions() - before == 1);
+  CHECK_FALSE(ellr_cached(a));
+  for (int i = 0; i < 3; ++i) {
+    y = spade::to_gpu(nan_vector<T>(2000));
+    y = a * x;
+    CHECK(matches(y, ref2));
+  }
+  CHECK(ellr_cached(a));
+  CHECK(conversions() - before == 2);
+}
+
+TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N = 9); SELL layout",
+                   T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  tuning_restorer restore;
+  spade::tuning() = spade::default_thresholds;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+
+  SUBCASE("a row 120 times the mean: longest row > ellr_max_row_spread x mean") {
+    std::vector<index_t> lengths(3000, 4);
+    lengths[1234] = 500;
+    const auto a_host = csr_with_row_lengths<T>(1000, lengths, rng);
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    const auto x_host = random_vector<T>(1000, rng);
+    const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+    const product_reference ref = reference_product(a_host, as_column(x_host));
+    const std::size_t before = conversions();
+    for (int i = 0; i < 3; ++i) {
+      const std::string plan = spade::explain(a * x);
+      CAPTURE(plan);
+      CHECK(contains(plan, "declined: ellr_spmv: longest row 500 > ellr_max_row_spread"));
+      CHECK(contains(plan, "chosen: cusparse_spmv"));
+      spade::vector<T, gpu> y = spade::to_gpu(nan_vector<T>(3000));
+      y = a * x;
+      CHECK(matches(y, ref));
+    }
+    CHECK(conversions() - before == 0);
+    CHECK_FALSE(ellr_cached(a));
+  }
+
+  SUBCASE("varied row lengths: SELL-32-1024, or declined over ellr_max_padding") {
+    // About 10 entries a row, 3 to 25: the paper's layout pads far more than 5%.
+    const auto a_host = random_csr<T>(3000, 200, 0.05, rng);
+    std::vector<index_t> lengths;
+    for (index_t r = 0; r < a_host.rows(); ++r)
+      lengths.push_back(row_length(a_host, r));
+    const auto padding_of = [&](ellr_layout layout) {
+      return spade::detail::plan_ellr_shape(
+                 a_host.rows(), layout,
+                 [&](index_t r) { return lengths[static_cast<std::size_t>(r)]; })
+          .padding();
+    };
+    const double plain = padding_of({});
+    const double sell = padding_of({32, 1024});
+    CAPTURE(plain);
+    CAPTURE(sell);
+    REQUIRE(plain > spade::tuning().ellr_plain_max_padding);
+    REQUIRE(sell > 0.0);
+    REQUIRE(sell <= spade::tuning().ellr_max_padding);
+    REQUIRE(longest_row(a_host) <= spade::tuning().ellr_max_row_spread *
+                                       static_cast<double>(a_host.nnz()) / a_host.rows());
+    const auto x_host = random_vector<T>(200, rng);
+    const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+    const product_reference ref = reference_product(a_host, as_column(x_host));
+
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    spade::vector<T, gpu> y = spade::to_gpu(nan_vector<T>(3000));
+    y = a * x;  // the first use: cuSPARSE
+    CHECK(matches(y, ref));
+    const std::string plan = spade::explain(a * x);
+    CAPTURE(plan);
+    CHECK(contains(plan, "chosen: ellr_spmv"));
+    CHECK(contains(plan, "SELL-32-1024"));
+    y = spade::to_gpu(nan_vector<T>(3000));
+    y = a * x;
+    CHECK(matches(y, ref));
+    REQUIRE(ellr_cached(a));
+    const auto& cached = spade::detail::cached_convert<spade::ellr<T, gpu>>(a);
+    CHECK(cached.layout() == ellr_layout{32, 1024});
+    CHECK(cached.padding() == doctest::Approx(sell));
+    CHECK(cached.row_order().size() == 3000);
+
+    // The same matrix against a padding threshold below its SELL padding: declined.
+    spade::tuning().ellr_max_padding = sell / 2;
+    const spade::csr<T, gpu> b = spade::to_gpu(a_host);
+    const std::size_t before = conversions();
+    for (int i = 0; i < 3; ++i) {
+      const std::string b_plan = spade::explain(b * x);
+      CAPTURE(b_plan);
+      CHECK(contains(b_plan, "declined: ellr_spmv: the planned ellr would be"));
+      CHECK(contains(b_plan, "> ellr_max_padding"));
+      CHECK(contains(b_plan, "chosen: cusparse_spmv"));
+      y = spade::to_gpu(nan_vector<T>(3000));
+      y = b * x;
+      CHECK(matches(y, ref));
+    }
+    CHECK(conversions() - before == 0);
+    CHECK_FALSE(ellr_cached(b));
+  }
+
+  SUBCASE("transpose(A) * x declines ellr_spmv, on any use") {
+    const auto a_host = spade::generate::banded<T>(1500, 2, 5, seed);
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    const auto x_host = random_vector<T>(1500, rng);
+    const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+    // Aᵀ·x in double by Eigen; a row of Aᵀ is a column of A.
+    product_reference ref;
+    ref.rows = 1500;
+    ref.n = 1;
+    const spade::dense<double, cpu> xd = widen(as_column(x_host));
+    const spade::dense<double, cpu> xm = widen(as_column(x_host), true);
+    ref.value = spade::reference(spade::transpose(widen(a_host)) * xd);
+    ref.magnitude = spade::reference(spade::transpose(widen(a_host, true)) * xm);
+    ref.terms.assign(1500, 0);
+    for (const index_t c : a_host.col_idx())
+      ++ref.terms[static_cast<std::size_t>(c)];
+    for (int i = 0; i < 3; ++i) {
+      const std::string plan = spade::explain(spade::transpose(a) * x);
+      CAPTURE(plan);
+      CHECK(contains(plan, "declined: ellr_spmv: the sparse operand is transposed"));
+      CHECK(contains(plan, "chosen: cusparse_spmv"));
+      spade::vector<T, gpu> y = spade::to_gpu(nan_vector<T>(1500));
+      y = spade::transpose(a) * x;
+      CHECK(matches(y, ref));
+    }
+    CHECK_FALSE(ellr_cached(a));
+  }
+
+  SUBCASE("A * X: 4 columns go to ellr_spmv from the second use, 9 columns never") {
+    const auto a_host = spade::generate::banded<T>(2000, 3, 3, seed);
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    const auto x4_host = random_matrix<T, row_major>(2000, 4, rng);
+    const auto x4c_host = random_matrix<T, col_major>(2000, 4, rng);
+    const auto x9_host = random_matrix<T, row_major>(2000, 9, rng);
+    const spade::dense<T, gpu> x4 = spade::to_gpu(x4_host);
+    const spade::dense<T, gpu, col_major> x4c = spade::to_gpu(x4c_host);
+    const spade::dense<T, gpu> x9 = spade::to_gpu(x9_host);
+    const product_reference ref4 = reference_product(a_host, x4_host);
+    const product_reference ref4c = reference_product(a_host, x4c_host);
+    const product_reference ref9 = reference_product(a_host, x9_host);
+    const std::size_t before = conversions();
+
+    const std::string first_plan = spade::explain(a * x4);
+    CAPTURE(first_plan);
+    CHECK(contains(first_plan, "declined: ellr_spmv: product 1 with this operand < ellr_min_uses"));
+    CHECK(contains(first_plan, "chosen: cusparse_spmm"));
+    spade::dense<T, gpu> y4 = a * x4;
+    CHECK(matches(y4, ref4));
+    CHECK(uses_of(a) == 1);
+
+    const std::string plan4 = spade::explain(a * x4);
+    const std::string plan9 = spade::explain(a * x9);
+    CAPTURE(plan4);
+    CAPTURE(plan9);
+    CHECK(contains(plan4, "chosen: ellr_spmv"));
+    CHECK(contains(plan9, "declined: ellr_spmv: N = 9 > ellr_max_vectors 8"));
+    CHECK_FALSE(contains(plan9, "chosen: ellr_spmv"));
+    CHECK(contains(plan9, "chosen: cusparse_spmm"));
+
+    for (int i = 0; i < 2; ++i) {
+      y4 = spade::to_gpu(nan_matrix<T, row_major>(2000, 4));
+      y4 = a * x4;
+      CHECK(matches(y4, ref4));
+      // Col-major X and Y: ellr_spmm takes both as they are.
+      spade::dense<T, gpu, col_major> y4c = a * x4c;
+      CHECK(matches(y4c, ref4c));
+    }
+    CHECK(conversions() - before == 1);
+    CHECK(uses_of(a) == 1);
+    spade::dense<T, gpu> y9 = a * x9;
+    CHECK(matches(y9, ref9));
+    CHECK(uses_of(a) == 2);  // cuSPARSE ran on A as it is
+    CHECK(conversions() - before == 1);
+  }
+}
+
+TEST_CASE_TEMPLATE("planner: an ellr operand, eval<ellr_spmv>, fused y = 2 * (A * x) + 3 * y", T,
+                   float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  tuning_restorer restore;
+  spade::tuning() = spade::default_thresholds;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const auto a_host = spade::generate::stencil27<T>(12, 11, 10);
+  const index_t n = a_host.rows();
+  const auto x_host = random_vector<T>(n, rng);
+  const spade::vector<T, gpu> x = spade::to_gpu(x_host);
+  const product_reference ref = reference_product(a_host, as_column(x_host));
+
+  SUBCASE("an ellr operand, either layout") {
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    for (const ellr_layout layout : {ellr_layout{}, ellr_layout{4, 8}}) {
+      const std::string layout_name = layout_text(layout);
+      CAPTURE(layout_name);
+      const std::size_t before = conversions();
+      const spade::ellr<T, gpu> e = spade::convert<spade::ellr>(a, layout);
+      CHECK(conversions() - before == 1);
+      const std::string plan = spade::explain(e * x);
+      CAPTURE(plan);
+      CHECK(contains(plan, "chosen: ellr_spmv (the operand is an ellr"));
+      CHECK_FALSE(contains(plan, "declined: ellr_spmv"));
+      spade::vector<T, gpu> y = spade::to_gpu(nan_vector<T>(n));
+      y = e * x;
+      CHECK(matches(y, ref));
+      const auto x4_host = random_matrix<T, row_major>(n, 4, rng);
+      const spade::dense<T, gpu> x4 = spade::to_gpu(x4_host);
+      CHECK(contains(spade::explain(e * x4), "chosen: ellr_spmv"));
+      const spade::dense<T, gpu> y4 = e * x4;
+      CHECK(matches(y4, reference_product(a_host, x4_host)));
+      CHECK(conversions() - before == 1);
+    }
+  }
+
+  SUBCASE("eval<kernels::ellr_spmv> converts and runs on the first call") {
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    const std::size_t before = conversions();
+    const spade::vector<T, gpu> y = spade::eval<spade::kernels::ellr_spmv>(a * x);
+    CHECK(matches(y, ref));
+    CHECK(conversions() - before == 1);
+    CHECK(ellr_cached(a));
+    CHECK(uses_of(a) == 0);
+    // The planner now finds the ellr cached, with no use of A as it is.
+    const std::string plan = spade::explain(a * x);
+    CAPTURE(plan);
+    CHECK(contains(plan, "chosen: ellr_spmv"));
+    CHECK(contains(plan, "the ellr is cached on the operand (conversion reused)"));
+  }
+
+  SUBCASE("fused y = 2 * (A * x) + 3 * y through ellr_spmv") {
+    const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+    spade::vector<T, gpu> warm = a * x;  // the first use: cuSPARSE
+    warm = a * x;                        // the second: converted to ellr
+    REQUIRE(ellr_cached(a));
+    REQUIRE(uses_of(a) == 1);
+    const std::size_t before = conversions();
+    const spade::vector<T, cpu> y0 = random_vector<T>(n, rng);
+    spade::vector<T, gpu> y = spade::to_gpu(y0);
+    const std::string plan = spade::explain(T(2) * (a * x) + T(3) * y);
+    CAPTURE(plan);
+    CHECK(contains(plan, "fused form"));
+    CHECK(contains(plan, "chosen: ellr_spmv"));
+    y = T(2) * (a * x) + T(3) * y;
+    const spade::vector<T, cpu> got = spade::to_cpu(y);
+    double worst = 0;
+    const std::size_t bad = count_wrong<T>(
+        ref, 2.0, 3.0, [&](index_t i, index_t) { return got[i]; },
+        [&](index_t i, index_t) { return y0[i]; }, worst);
+    CAPTURE(worst);
+    CHECK(bad == 0);
+    CHECK(uses_of(a) == 1);  // not cuSPARSE
+    CHECK(conversions() - before == 0);
+  }
+}
+
+// ---- spaces -----------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("ellr round trips: to_gpu / to_cpu, convert<csr> and convert<ellr> on the gpu",
+                   T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const spade::ellr<T, gpu> empty = spade::to_gpu(spade::ellr<T, cpu>{});
+  CHECK(empty.rows() == 0);
+  CHECK(spade::to_cpu(empty).nnz() == 0);
+  for (const auto& [name, a] : edge_matrices<T>(rng, false)) {
+    CAPTURE(name);
+    const spade::csr<T, gpu> g = spade::to_gpu(a);
+    for (const ellr_layout& layout : {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{4, 8}}) {
+      const std::string layout_name = layout_text(layout);
+      CAPTURE(layout_name);
+      const spade::ellr<T, cpu> e_cpu = spade::convert<spade::ellr>(a, layout);
+      const spade::ellr<T, gpu> e_gpu = spade::to_gpu(e_cpu);
+      check_same_ellr(e_gpu, e_cpu);
+      check_same_ellr(spade::to_cpu(e_gpu), e_cpu);
+
+      std::size_t before = conversions();
+      const spade::csr<T, gpu> back = spade::convert<spade::csr>(e_gpu);
+      CHECK(conversions() - before == 1);
+      check_same(spade::to_cpu(back), a);
+
+      before = conversions();
+      const spade::ellr<T, gpu> made = spade::convert<spade::ellr>(g, layout);
+      CHECK(conversions() - before == 1);
+      check_same_ellr(made, e_cpu);
+      // An ellr already in the layout is copied, not converted.
+      before = conversions();
+      check_same_ellr(spade::convert<spade::ellr>(made, layout), e_cpu);
+      CHECK(conversions() - before == 0);
+    }
+    // The paper's layout through the one-argument convert.
+    check_same_ellr(spade::convert<spade::ellr>(g), spade::host::csr_to_ellr(a, ellr_layout{}));
+  }
+}
