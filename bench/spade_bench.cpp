@@ -50,7 +50,7 @@ const char* const usage_text =
     "  --gemm            spmm: also time cuBLAS GEMM on the densified A (dense crossover)\n"
     "  --gcoo-p LIST     spmm: also time gcoo_spmm with these group sizes (column gcoo_variants)\n"
     "  --gcoo-split LIST spmm: with --gcoo-p, also these split sizes (entries per item)\n"
-    "  --ellr-t LIST     spmv: also time ellr_spmv with these threads per row (1,2,4,8)\n"
+    "  --ellr-t LIST     spmv: also time ellr_spmv with these threads per row (2,4,8,16,32)\n"
     "  --max-products P  spgemm: skip matrices with more than P products (default 2e9;\n"
     "                    R-MAT is always run: it is the completion test)\n"
     "  --all-algs        spgemm: time ALG2 and ALG3 as well as DEFAULT\n"
@@ -453,26 +453,38 @@ result_row bench_spmv(const matrix_case<T>& mc, const csr<T, cpu>& host, const r
       r.ellr_ms = timed(e, 0);
       r.ellr_ratio = r.base.median / r.ellr_ms;
       // The paper's kernel (its layout, a thread per row) unless its padding would need more
-      // than four times the entries' memory; the ELLR-T widths asked for; SELL-C-σ.
+      // than four times the entries' memory; for each ELLR-T width asked for: tT, T threads per
+      // row on the paper's column-major layout, and iT, the same on lanes = T (a row's T
+      // entries side by side); SELL-C-σ with one lane (sell) and with T lanes (sell_iT).
       const double plain_slots = static_cast<double>(detail::row_profile_of(a).longest) *
                                  detail::ellr_slice_height(a.rows(), ellr_layout{});
       const bool plain_fits = plain_slots <= 4.0 * static_cast<double>(a.nnz()) + 1e6;
+      auto layout_for = [&](const ellr_layout& layout) {
+        return planned == layout ? ellr<T, gpu>() : convert<ellr>(a, layout);
+      };
       if (plain_fits) {
-        const ellr<T, gpu> plain =
-            planned == ellr_layout{} ? ellr<T, gpu>() : convert<ellr>(a, ellr_layout{});
+        const ellr<T, gpu> plain = layout_for(ellr_layout{});
         const ellr<T, gpu>& p = planned == ellr_layout{} ? e : plain;
         add_variant("paper", timed(p, 1));
-        for (const int t : ro.ellr_threads)
-          if (t > 1) add_variant("t" + std::to_string(t), timed(p, t));
+        for (const int t : ro.ellr_threads) {
+          if (t <= 1) continue;
+          add_variant("t" + std::to_string(t), timed(p, t));
+          const ellr_layout interleaved{0, 0, t};
+          const ellr<T, gpu> il = layout_for(interleaved);
+          add_variant("i" + std::to_string(t), timed(planned == interleaved ? e : il, t));
+        }
       } else {
         append_note(r.note, "paper layout skipped (" + cell(plain_slots) + " slots)");
       }
       const ellr_layout sliced{32, 1024};
-      const ellr<T, gpu> sell = planned == sliced ? ellr<T, gpu>() : convert<ellr>(a, sliced);
-      const ellr<T, gpu>& s = planned == sliced ? e : sell;
-      add_variant("sell", timed(s, 0));
-      for (const int t : ro.ellr_threads)
-        add_variant("sell_t" + std::to_string(t), timed(s, t));
+      const ellr<T, gpu> sell = layout_for(sliced);
+      add_variant("sell", timed(planned == sliced ? e : sell, 0));
+      for (const int t : ro.ellr_threads) {
+        if (t <= 1) continue;
+        const ellr_layout interleaved{32, 1024, t};
+        const ellr<T, gpu> sl = layout_for(interleaved);
+        add_variant("sell_i" + std::to_string(t), timed(planned == interleaved ? e : sl, t));
+      }
     } catch (const std::exception& ex) {
       append_note(r.note, std::string("ellr: ") + ex.what());
     }

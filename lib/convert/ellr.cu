@@ -82,7 +82,12 @@ struct slice_width_params {
   std::int64_t rows;
   std::int64_t slices;
   std::int64_t height;
+  std::int64_t lanes;
 };
+
+__device__ std::int64_t round_to_lanes(std::int64_t width, std::int64_t lanes) {
+  return (width + lanes - 1) / lanes * lanes;
+}
 
 // A warp per slice (slices are short: the paper's single tall slice is measured by a device
 // reduction instead).
@@ -99,7 +104,7 @@ __global__ void __launch_bounds__(block_threads) slice_width_kernel(slice_width_
     for (std::int64_t q = s * p.height + lane; q < end; q += 32)
       widest = max(widest, p.d_row_lengths[q]);
     widest = __reduce_max_sync(0xffffffffu, widest);
-    if (lane == 0) p.d_slice_slots[s] = std::int64_t{widest} * p.height;
+    if (lane == 0) p.d_slice_slots[s] = round_to_lanes(widest, p.lanes) * p.height;
   }
 }
 
@@ -107,11 +112,24 @@ struct single_slice_params {
   const index_t* d_width;       // (1)
   std::int64_t* d_slice_slots;  // (2)
   std::int64_t height;
+  std::int64_t lanes;
 };
 
 __global__ void single_slice_kernel(single_slice_params p) {
-  p.d_slice_slots[0] = std::int64_t{*p.d_width} * p.height;
+  p.d_slice_slots[0] = round_to_lanes(*p.d_width, p.lanes) * p.height;
   p.d_slice_slots[1] = 0;
+}
+
+struct summary_params {
+  const std::int64_t* d_total_slots;  // (1)
+  const index_t* d_longest;           // (1)
+  std::int64_t* d_summary;            // (2): total slots, longest row
+};
+
+// Gathers the two numbers the host needs into one array, so one copy brings both back.
+__global__ void summary_kernel(summary_params p) {
+  p.d_summary[0] = *p.d_total_slots;
+  p.d_summary[1] = *p.d_longest;
 }
 
 template <class T>
@@ -126,16 +144,19 @@ struct fill_params {
   T* d_values;                          // (slots)
   std::int64_t rows;
   std::int64_t height;
+  std::int64_t lanes;
   std::int64_t positions;  // slices · height: the padding positions past the last row too
 };
 
-// A thread per position writes its whole column of the slice, padding included, so no memset
-// pass over the padded arrays is needed: for a fixed k a warp's stores are contiguous.
+// A thread per position writes its whole row of the slice, padding included, so no memset
+// pass over the padded arrays is needed: for a fixed k a warp's stores fall in one run of
+// 32·lanes slots.
 template <class T>
 __global__ void __launch_bounds__(block_threads) fill_kernel(fill_params<T> p) {
   for (std::int64_t q = first_thread(); q < p.positions; q += thread_stride()) {
     const std::int64_t slice = q / p.height;
-    const std::int64_t base = p.d_slice_offsets[slice] + (q - slice * p.height);
+    const std::int64_t base = p.d_slice_offsets[slice];
+    const std::int64_t i = q - slice * p.height;
     const std::int64_t width = (p.d_slice_offsets[slice + 1] - p.d_slice_offsets[slice]) / p.height;
     std::int64_t length = 0;
     std::int64_t begin = 0;
@@ -146,8 +167,9 @@ __global__ void __launch_bounds__(block_threads) fill_kernel(fill_params<T> p) {
     }
     for (std::int64_t k = 0; k < width; ++k) {
       const bool entry = k < length;
-      p.d_col_idx[base + k * p.height] = entry ? p.d_csr_col[begin + k] : 0;
-      p.d_values[base + k * p.height] = entry ? p.d_csr_values[begin + k] : T(0);
+      const std::int64_t at = base + detail::ellr_slot(p.height, p.lanes, i, k);
+      p.d_col_idx[at] = entry ? p.d_csr_col[begin + k] : 0;
+      p.d_values[at] = entry ? p.d_csr_values[begin + k] : T(0);
     }
   }
 }
@@ -182,19 +204,22 @@ struct gather_params {
   T* d_csr_values;                      // (nnz)
   std::int64_t rows;
   std::int64_t height;
+  std::int64_t lanes;
 };
 
 template <class T>
 __global__ void __launch_bounds__(block_threads) gather_kernel(gather_params<T> p) {
   for (std::int64_t q = first_thread(); q < p.rows; q += thread_stride()) {
     const std::int64_t slice = q / p.height;
-    const std::int64_t base = p.d_slice_offsets[slice] + (q - slice * p.height);
+    const std::int64_t base = p.d_slice_offsets[slice];
+    const std::int64_t i = q - slice * p.height;
     const std::int64_t row = p.d_row_order ? p.d_row_order[q] : q;
     const std::int64_t begin = p.d_row_ptr[row];
     const index_t length = p.d_row_lengths[q];
     for (index_t k = 0; k < length; ++k) {
-      p.d_csr_col[begin + k] = p.d_col_idx[base + std::int64_t{k} * p.height];
-      p.d_csr_values[begin + k] = p.d_values[base + std::int64_t{k} * p.height];
+      const std::int64_t at = base + detail::ellr_slot(p.height, p.lanes, i, k);
+      p.d_csr_col[begin + k] = p.d_col_idx[at];
+      p.d_csr_values[begin + k] = p.d_values[at];
     }
   }
 }
@@ -228,40 +253,39 @@ ellr<T, gpu> csr_to_ellr(const csr<T, gpu>& a, ellr_layout layout) {
     SPADE_CHECK_LAUNCH("reading row lengths off csr row pointers (csr_to_ellr)");
   }
 
-  // Slice widths → offsets by one exclusive scan; the total and the widest slice come back to
+  // Slice widths → offsets by one exclusive scan; the total and the longest row come back to
   // the host in one copy (the only synchronisation) to size the padded arrays.
   device_buffer<std::int64_t> slice_slots(static_cast<std::size_t>(slices) + 1, ctx);
-  device_buffer<std::int64_t> summary(2, ctx);  // total slots, widest slice's slots
+  device_buffer<index_t> longest(1, ctx);
+  detail::cub_run(ctx, "finding the longest row (cub::DeviceReduce::Max)",
+                  [&](void* d_temp, std::size_t& bytes) {
+                    return cub::DeviceReduce::Max(d_temp, bytes, row_lengths.data(), longest.data(),
+                                                  rows, stream);
+                  });
   if (slices == 1) {
-    device_buffer<index_t> width_found(1, ctx);
-    detail::cub_run(ctx, "finding the longest row (cub::DeviceReduce::Max)",
-                    [&](void* d_temp, std::size_t& bytes) {
-                      return cub::DeviceReduce::Max(d_temp, bytes, row_lengths.data(),
-                                                    width_found.data(), rows, stream);
-                    });
-    single_slice_kernel<<<1, 1, 0, stream>>>({width_found.data(), slice_slots.data(), height});
+    single_slice_kernel<<<1, 1, 0, stream>>>(
+        {longest.data(), slice_slots.data(), height, layout.lanes});
     SPADE_CHECK_LAUNCH("sizing the single slice (csr_to_ellr)");
   } else {
-    const slice_width_params wp{row_lengths.data(), slice_slots.data(), rows, slices, height};
+    const slice_width_params wp{row_lengths.data(), slice_slots.data(), rows, slices, height,
+                                layout.lanes};
     slice_width_kernel<<<detail::grid_blocks((slices + 1) * 32, block_threads, ctx), block_threads,
                          0, stream>>>(wp);
     SPADE_CHECK_LAUNCH("measuring slice widths (csr_to_ellr)");
   }
-  detail::cub_run(ctx, "finding the widest slice (cub::DeviceReduce::Max)",
-                  [&](void* d_temp, std::size_t& bytes) {
-                    return cub::DeviceReduce::Max(d_temp, bytes, slice_slots.data(),
-                                                  summary.data() + 1, slices, stream);
-                  });
   device_buffer<std::int64_t> slice_offsets(static_cast<std::size_t>(slices) + 1, ctx);
   detail::cub_run(ctx, "scanning slice widths into offsets (cub::DeviceScan)",
                   [&](void* d_temp, std::size_t& bytes) {
                     return cub::DeviceScan::ExclusiveSum(d_temp, bytes, slice_slots.data(),
                                                          slice_offsets.data(), slices + 1, stream);
                   });
-  ctx.copy_on_device(summary.data(), slice_offsets.data() + slices, sizeof(std::int64_t));
+  device_buffer<std::int64_t> summary(2, ctx);  // total slots, longest row
+  summary_kernel<<<1, 1, 0, stream>>>(
+      {slice_offsets.data() + slices, longest.data(), summary.data()});
+  SPADE_CHECK_LAUNCH("gathering the ellr's size (csr_to_ellr)");
   const std::vector<std::int64_t> sizes = summary.to_host();
   const std::int64_t slots = sizes[0];
-  const auto width = static_cast<index_t>(sizes[1] / height);
+  const auto width = static_cast<index_t>(sizes[1]);
 
   device_buffer<index_t> col_idx(static_cast<std::size_t>(slots), ctx);
   device_buffer<T> values(static_cast<std::size_t>(slots), ctx);
@@ -276,6 +300,7 @@ ellr<T, gpu> csr_to_ellr(const csr<T, gpu>& a, ellr_layout layout) {
                             values.data(),
                             rows,
                             height,
+                            layout.lanes,
                             slices * height};
     fill_kernel<T>
         <<<detail::grid_blocks(fp.positions, block_threads, ctx), block_threads, 0, stream>>>(fp);
@@ -310,11 +335,17 @@ csr<T, gpu> ellr_to_csr(const ellr<T, gpu>& a) {
   device_buffer<index_t> col_idx(nnz, ctx);
   device_buffer<T> values(nnz, ctx);
   if (nnz > 0) {
-    const gather_params<T> gp{
-        a.row_lengths().data(), a.row_order().data(), a.slice_offsets().data(),
-        a.col_idx().data(),     a.values().data(),    row_ptr.data(),
-        col_idx.data(),         values.data(),        rows,
-        a.slice_height()};
+    const gather_params<T> gp{a.row_lengths().data(),
+                              a.row_order().data(),
+                              a.slice_offsets().data(),
+                              a.col_idx().data(),
+                              a.values().data(),
+                              row_ptr.data(),
+                              col_idx.data(),
+                              values.data(),
+                              rows,
+                              a.slice_height(),
+                              a.lanes()};
     gather_kernel<T>
         <<<detail::grid_blocks(rows, block_threads, ctx), block_threads, 0, stream>>>(gp);
     SPADE_CHECK_LAUNCH("copying ellr rows into csr (ellr_to_csr)");

@@ -33,6 +33,7 @@ struct spmv_params {
   T* y;                               // element (r, v) at r·y_row + v·y_col
   std::int64_t rows;
   std::int64_t height;
+  int lane_shift;  // log2 of the layout's lanes
   std::int64_t x_row, x_col, y_row, y_col;
   int vectors;  // ≤ NV
   T alpha;
@@ -62,11 +63,12 @@ __device__ __forceinline__ void load_x_row(const spmv_params<T>& p, index_t c, T
   }
 }
 
-// TPR consecutive lanes share one stored position q (one row). Each walks the row's entries
-// k = lane, lane + TPR, … up to the row's own length — never into the padding — reading the
-// column-major slice (for a fixed k, consecutive positions are adjacent), then the lanes'
-// sums meet by shuffles. Lanes past the last row run with length 0 so every shuffle has its
-// full warp.
+// TPR consecutive threads share one stored position q (one row). Each walks the row's entries
+// k = lane, lane + TPR, … up to the row's own length — never into the padding — then their
+// sums meet by shuffles. When TPR equals the layout's lanes a warp's loads for one step are
+// one contiguous run (lanes = 1: the paper's column-major slice, consecutive rows adjacent);
+// other TPR stay correct, only less coalesced. Threads past the last row run with length 0 so
+// every shuffle has its full warp.
 template <class T, int TPR, int NV, bool Wide>
 __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T> p) {
   const std::int64_t thread = std::int64_t{blockIdx.x} * block_threads + threadIdx.x;
@@ -77,16 +79,18 @@ __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T>
   std::int64_t base = 0;
   if (real) {
     const std::int64_t slice = q / p.height;
-    base = __ldg(p.slice_offsets + slice) + (q - slice * p.height);
+    base = __ldg(p.slice_offsets + slice) + ((q - slice * p.height) << p.lane_shift);
     length = __ldg(p.row_lengths + q);
   }
+  const index_t lane_mask = (index_t{1} << p.lane_shift) - 1;
+  const std::int64_t group_stride = p.height << p.lane_shift;
   T sum[NV];
 #pragma unroll
   for (int v = 0; v < NV; ++v)
     sum[v] = T(0);
 #pragma unroll 4
   for (index_t k = lane; k < length; k += TPR) {
-    const std::int64_t at = base + std::int64_t{k} * p.height;
+    const std::int64_t at = base + std::int64_t{k >> p.lane_shift} * group_stride + (k & lane_mask);
     const index_t c = __ldg(p.col_idx + at);
     const T a = __ldg(p.values + at);
     T xs[NV];
@@ -126,8 +130,14 @@ void launch_by_threads(int threads_per_row, const spmv_params<T>& p, cudaStream_
     case 4:
       ellr_spmv_kernel<T, 4, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
       break;
-    default:
+    case 8:
       ellr_spmv_kernel<T, 8, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      break;
+    case 16:
+      ellr_spmv_kernel<T, 16, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      break;
+    default:
+      ellr_spmv_kernel<T, 32, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
       break;
   }
 }
@@ -136,18 +146,15 @@ bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-// Threads per row when the caller gives none: doubled while the rows alone leave the device's
-// resident threads unfilled and each lane keeps at least four entries (ELLR-T's trade: more
-// lanes per row shorten a row's serial chain on small matrices, at the cost of a reduction).
+// Threads per row when the caller gives none: the layout's lanes when it interleaves them
+// (the planner chose both together), else detail::ellr_threads_per_row for this device.
 template <class T>
 int default_threads_per_row(const ellr<T, gpu>& a, const context& ctx) {
+  if (a.lanes() > 1) return a.lanes();
   const auto& device = ctx.properties();
   const std::int64_t resident = std::int64_t{device.sm_count} * device.max_threads_per_sm;
   const double mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
-  int t = 1;
-  while (t < 8 && std::int64_t{a.rows()} * t < resident && mean / (2 * t) >= 4.0)
-    t *= 2;
-  return t;
+  return detail::ellr_threads_per_row(a.rows(), mean, resident);
 }
 
 template <class T>
@@ -156,9 +163,13 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
                           int vectors, bool x_row_major, int threads_per_row, context& ctx) {
   const cudaStream_t stream = detail::stream_of(ctx);
   if (threads_per_row == 0) threads_per_row = default_threads_per_row(a, ctx);
-  if (threads_per_row != 1 && threads_per_row != 2 && threads_per_row != 4 && threads_per_row != 8)
+  if (threads_per_row < 1 || threads_per_row > detail::ellr_max_lanes ||
+      (threads_per_row & (threads_per_row - 1)) != 0)
     throw invalid_matrix("ellr_spmv: " + std::to_string(threads_per_row) +
-                         " threads per row; choose 1, 2, 4 or 8");
+                         " threads per row; choose 1, 2, 4, 8, 16 or 32");
+  int lane_shift = 0;
+  while ((index_t{1} << lane_shift) < a.lanes())
+    ++lane_shift;
   ellr_spmv_launch launch;
   launch.threads_per_row = threads_per_row;
   const spmv_params<T> p{a.values().data(),
@@ -170,6 +181,7 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
                          y,
                          a.rows(),
                          a.slice_height(),
+                         lane_shift,
                          x_row,
                          x_col,
                          y_row,

@@ -95,7 +95,9 @@ expected_ellr<T> by_definition(const spade::csr<T, cpu>& a, ellr_layout layout) 
     for (index_t q = s * h; q < std::min(rows, (s + 1) * h); ++q)
       widest = std::max(widest, row_length(a, at[static_cast<std::size_t>(q)]));
     e.width = std::max(e.width, widest);
-    e.slice_offsets.push_back(e.slice_offsets.back() + std::int64_t{widest} * h);
+    // Each slice's width rounded up to whole groups of `lanes` entries.
+    const index_t groups = (widest + layout.lanes - 1) / layout.lanes;
+    e.slice_offsets.push_back(e.slice_offsets.back() + std::int64_t{groups} * layout.lanes * h);
   }
   e.values.assign(static_cast<std::size_t>(e.slice_offsets.back()), T(0));
   e.col_idx.assign(static_cast<std::size_t>(e.slice_offsets.back()), 0);
@@ -103,8 +105,11 @@ expected_ellr<T> by_definition(const spade::csr<T, cpu>& a, ellr_layout layout) 
     const index_t r = at[static_cast<std::size_t>(q)];
     e.row_lengths.push_back(row_length(a, r));
     for (index_t k = 0; k < row_length(a, r); ++k) {
-      const auto slot = static_cast<std::size_t>(e.slice_offsets[static_cast<std::size_t>(q / h)] +
-                                                 std::int64_t{k} * h + q % h);
+      // Group k / lanes of the slice holds every row's entries of that group, `lanes` apiece.
+      const std::int64_t group_start = std::int64_t{k / layout.lanes} * h * layout.lanes;
+      const auto slot =
+          static_cast<std::size_t>(e.slice_offsets[static_cast<std::size_t>(q / h)] + group_start +
+                                   (q % h) * layout.lanes + k % layout.lanes);
       const auto from = static_cast<std::size_t>(a.row_ptr()[static_cast<std::size_t>(r)] + k);
       e.values[slot] = a.values()[from];
       e.col_idx[slot] = a.col_idx()[from];
@@ -234,8 +239,9 @@ spade::ellr<T, cpu> paper_arrays_by_hand(const spade::csr<T, cpu>& a) {
   return spade::ellr<T, cpu>(a.rows(), a.cols(), width, values, col_idx, lengths);
 }
 
-const std::vector<ellr_layout> layouts{{},     {32, 0}, {32, 32}, {32, 1024},
-                                       {4, 8}, {1, 0},  {7, 14},  {2, 2048}};
+const std::vector<ellr_layout> layouts{
+    {},        {32, 0},   {32, 32},   {32, 1024},    {4, 8},     {1, 0},     {7, 14},
+    {2, 2048}, {0, 0, 2}, {0, 0, 32}, {32, 1024, 4}, {7, 14, 8}, {1, 0, 16}, {4, 8, 2}};
 
 /// A·B by plain loops in double, with |A|·|B| for the tolerance (B given by an accessor).
 template <class T, class B>
@@ -357,6 +363,22 @@ TEST_CASE_TEMPLATE("a 5x4 example by hand: the paper's layout and sliced, sorted
     check_same(spade::convert<spade::csr>(e), a);
   }
 
+  SUBCASE("slices of 2 rows, 2 lanes: a row's entries in pairs, widths rounded to pairs") {
+    const auto e = spade::convert<spade::ellr>(a, ellr_layout{2, 0, 2});
+    CHECK(e.lanes() == 2);
+    CHECK(e.width() == 3);
+    CHECK(e.row_lengths() == std::vector<index_t>{2, 0, 1, 3, 1});
+    // Slice 0 (rows 0, 1): width 2 → one pair group of 2 rows × 2 lanes = 4 slots. Slice 1
+    // (rows 2, 3): width 3 → 2 groups = 8 slots. Slice 2 (row 4 + padding): width 1 → 4.
+    CHECK(e.slice_offsets() == std::vector<std::int64_t>{0, 4, 12, 16});
+    // Slice 1: group 0 = row 2 {k0, k1}, row 3 {k0, k1}; group 1 = row 2 {k2, k3}, row 3 {k2, k3}.
+    CHECK(e.values() == std::vector<T>{T(1), T(2), T(0), T(0), T(3), T(0), T(4), T(5), T(0), T(0),
+                                       T(6), T(0), T(7), T(0), T(0), T(0)});
+    CHECK(e.col_idx() == std::vector<index_t>{0, 2, 0, 0, 1, 0, 0, 1, 0, 0, 3, 0, 3, 0, 0, 0});
+    CHECK(e.padding() == doctest::Approx(1.0 - 7.0 / 16.0));
+    check_same(spade::convert<spade::csr>(e), a);
+  }
+
   SUBCASE("equal lengths keep their order (stable sort)") {
     const auto b = csr_with_row_lengths<T>(3, {1, 2, 1, 2, 0, 2});
     const auto e = spade::convert<spade::ellr>(b, ellr_layout{1, 6});
@@ -402,6 +424,7 @@ TEST_CASE_TEMPLATE("csr → ellr matches the definition and round-trips, random 
         CAPTURE(density);
         CAPTURE(layout.slice_height);
         CAPTURE(layout.sort_window);
+        CAPTURE(layout.lanes);
         CAPTURE(seed);
         const auto a = spade::random_sparse<T>(rows, cols, density, seed);
         const auto e = spade::convert<spade::ellr>(a, layout);
@@ -816,6 +839,9 @@ TEST_CASE_TEMPLATE("layouts no conversion makes are refused, naming the problem"
   CHECK(contains(bad({-1, 0}), "spade::convert<ellr>: negative slice height -1 or sort window 0"));
   CHECK(contains(bad({32, -4}), "negative slice height 32 or sort window -4"));
   CHECK(contains(bad({0, 64}), "spade::convert<ellr>: sort window 64 without a slice height"));
+  CHECK(contains(bad({0, 0, 3}), "spade::convert<ellr>: 3 lanes; choose 1, 2, 4, 8, 16 or 32"));
+  CHECK(contains(bad({32, 1024, 0}), "0 lanes; choose"));
+  CHECK(contains(bad({32, 1024, 64}), "64 lanes; choose"));
   CHECK(contains(bad({32, 48}),
                  "spade::convert<ellr>: sort window 48 must be a multiple of the slice height 32 "
                  "and at most 2048"));

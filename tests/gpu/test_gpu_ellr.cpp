@@ -63,7 +63,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 std::string layout_text(const ellr_layout& layout) {
   return "{" + std::to_string(layout.slice_height) + ", " + std::to_string(layout.sort_window) +
-         "}";
+         ", " + std::to_string(layout.lanes) + "}";
 }
 
 // Fills `bytes` of the context's pool with all-ones bits (NaN as float or double, -1 as an index)
@@ -441,9 +441,11 @@ void check_spmv(const spade::ellr<T, gpu>& e, const spade::vector<T, gpu>& x,
   if (e.rows() > 0) {
     if (threads_per_row > 0)
       CHECK(launch.threads_per_row == threads_per_row);
+    else if (e.lanes() > 1)
+      CHECK(launch.threads_per_row == e.lanes());
     else
-      CHECK((launch.threads_per_row == 1 || launch.threads_per_row == 2 ||
-             launch.threads_per_row == 4 || launch.threads_per_row == 8));
+      CHECK((launch.threads_per_row >= 1 && launch.threads_per_row <= 32 &&
+             (launch.threads_per_row & (launch.threads_per_row - 1)) == 0));
     CHECK(launch.vectors_per_pass == 1);
     CHECK_FALSE(launch.wide_loads);
   }
@@ -504,7 +506,9 @@ TEST_CASE_TEMPLATE("gpu csr -> ellr equals the host's and the definition; ellr -
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  const std::vector<ellr_layout> layouts = {{}, {32, 0}, {32, 1024}, {4, 8}, {1, 0}, {32, 2048}};
+  const std::vector<ellr_layout> layouts = {{},         {32, 0},    {32, 1024}, {4, 8},
+                                            {1, 0},     {32, 2048}, {0, 0, 4},  {32, 1024, 8},
+                                            {4, 8, 32}, {7, 0, 2}};
   for (const auto& [name, a] : edge_matrices<T>(rng, true)) {
     CAPTURE(name);
     const spade::csr<T, gpu> g = spade::to_gpu(a);
@@ -536,8 +540,9 @@ TEST_CASE_TEMPLATE("gpu csr -> ellr rejects layouts no conversion makes", T, flo
   CAPTURE(seed);
   splitmix64 rng{seed};
   const spade::csr<T, gpu> g = spade::to_gpu(random_csr<T>(40, 30, 0.2, rng));
-  for (const ellr_layout bad : {ellr_layout{-1, 0}, ellr_layout{32, -4}, ellr_layout{0, 64},
-                                ellr_layout{32, 48}, ellr_layout{32, 4096}}) {
+  for (const ellr_layout bad :
+       {ellr_layout{-1, 0}, ellr_layout{32, -4}, ellr_layout{0, 64}, ellr_layout{32, 48},
+        ellr_layout{32, 4096}, ellr_layout{32, 1024, 3}, ellr_layout{0, 0, 64}}) {
     const std::string layout_name = layout_text(bad);
     CAPTURE(layout_name);
     CHECK_THROWS_AS((void)spade::device::csr_to_ellr(g, bad), spade::invalid_matrix);
@@ -555,7 +560,7 @@ TEST_CASE_TEMPLATE("ellr_spmv vs Eigen: threads per row, layouts, alpha and beta
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  const std::vector<ellr_layout> layouts = {{}, {32, 1024}, {4, 8}};
+  const std::vector<ellr_layout> layouts = {{}, {32, 1024}, {4, 8}, {0, 0, 4}, {32, 1024, 32}};
   for (const auto& [name, a] : edge_matrices<T>(rng, true)) {
     CAPTURE(name);
     const bool tall = a.rows() > 100000;
@@ -564,11 +569,12 @@ TEST_CASE_TEMPLATE("ellr_spmv vs Eigen: threads per row, layouts, alpha and beta
     const spade::csr<T, gpu> g = spade::to_gpu(a);
     const spade::vector<T, gpu> x = spade::to_gpu(x_host);
     for (const ellr_layout& layout : layouts) {
-      if (tall && layout == ellr_layout{4, 8}) continue;  // a million rows: two layouts suffice
+      // A million rows: two layouts suffice.
+      if (tall && !(layout == ellr_layout{} || layout == ellr_layout{32, 1024})) continue;
       const std::string layout_name = layout_text(layout);
       CAPTURE(layout_name);
       const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
-      for (const int threads : {0, 1, 2, 4, 8}) {
+      for (const int threads : {0, 1, 2, 4, 8, 16, 32}) {
         if (tall && threads != 0 && threads != 1 && threads != 8) continue;
         for (const scaling s : scalings)
           check_spmv(e, x, ref, threads, s, rng);
@@ -613,6 +619,12 @@ TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_s
         spade::device::csr_to_ellr(g, paper_fits ? ellr_layout{} : ellr_layout{32, 1024});
     for (const int threads : {0, 1, 2, 4, 8})
       check_spmv(e, x, ref, threads, scalings[0], rng);
+    // Interleaved lanes, threads matching them (the planner's pairing) and not.
+    for (const index_t lanes : {4, 32}) {
+      const spade::ellr<T, gpu> il = spade::device::csr_to_ellr(g, ellr_layout{32, 1024, lanes});
+      check_spmv(il, x, ref, 0, scalings[0], rng);
+      check_spmv(il, x, ref, 1, scalings[1], rng);
+    }
     check_spmv(e, x, ref, 0, scalings[1], rng);
     // Deterministic: the same call gives the same bits.
     std::vector<std::vector<T>> runs;
@@ -673,7 +685,7 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
 template <class T, class LX>
 void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
                       const product_reference& ref, splitmix64& rng) {
-  for (const int threads : {0, 1, 8})
+  for (const int threads : {0, 1, 8, 32})
     for (const scaling s : scalings) {
       check_spmm<T, LX, row_major>(e, x_host, ref, threads, s, rng);
       check_spmm<T, LX, col_major>(e, x_host, ref, threads, s, rng);
@@ -699,7 +711,8 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-
   for (const auto& [name, a] : matrices) {
     CAPTURE(name);
     const spade::csr<T, gpu> g = spade::to_gpu(a);
-    for (const ellr_layout& layout : {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{4, 8}}) {
+    for (const ellr_layout& layout :
+         {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{4, 8}, ellr_layout{32, 1024, 4}}) {
       const std::string layout_name = layout_text(layout);
       CAPTURE(layout_name);
       const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
@@ -728,7 +741,8 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad
   CHECK_THROWS_AS(ellr_spmv(T(1), e, x_bad, T(0), y), spade::dimension_mismatch);
   CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y_bad), spade::dimension_mismatch);
   CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y, 3), spade::invalid_matrix);
-  CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y, 16), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y, 64), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmv(T(1), e, x, T(0), y, 12), spade::invalid_matrix);
 
   spade::dense<T, gpu> b(6, 4), c(10, 4), b_bad(7, 4), c_rows(9, 4), c_cols(10, 3);
   spade::dense<T, gpu, col_major> b_col(6, 4), c_col(10, 4);
@@ -877,8 +891,10 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
                  [&](index_t r) { return lengths[static_cast<std::size_t>(r)]; })
           .padding();
     };
-    const double plain = padding_of({});
-    const double sell = padding_of({32, 1024});
+    // Two threads per row (each keeps at least four of the ~10 entries; 6000 threads leave any
+    // GPU unfilled), so the planner interleaves two lanes.
+    const double plain = padding_of({0, 0, 2});
+    const double sell = padding_of({32, 1024, 2});
     CAPTURE(plain);
     CAPTURE(sell);
     REQUIRE(plain > spade::tuning().ellr_plain_max_padding);
@@ -898,12 +914,13 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     CAPTURE(plan);
     CHECK(contains(plan, "chosen: ellr_spmv"));
     CHECK(contains(plan, "SELL-32-1024"));
+    CHECK(contains(plan, "2 thread(s) per row, entries interleaved to match"));
     y = spade::to_gpu(nan_vector<T>(3000));
     y = a * x;
     CHECK(matches(y, ref));
     REQUIRE(ellr_cached(a));
     const auto& cached = spade::detail::cached_convert<spade::ellr<T, gpu>>(a);
-    CHECK(cached.layout() == ellr_layout{32, 1024});
+    CHECK(cached.layout() == ellr_layout{32, 1024, 2});
     CHECK(cached.padding() == doctest::Approx(sell));
     CHECK(cached.row_order().size() == 3000);
 

@@ -256,10 +256,10 @@ ellr<T, cpu> csr_to_ellr(const csr<T, cpu>& a, ellr_layout layout = {}) {
     const index_t begin = row_ptr[static_cast<std::size_t>(r)];
     const index_t length = length_of(r);
     row_lengths[static_cast<std::size_t>(q)] = length;
-    const std::int64_t base =
-        shape.slice_offsets[static_cast<std::size_t>(q / height)] + q % height;
+    const std::int64_t base = shape.slice_offsets[static_cast<std::size_t>(q / height)];
     for (index_t k = 0; k < length; ++k) {
-      const auto at = static_cast<std::size_t>(base + k * height);
+      const auto at =
+          static_cast<std::size_t>(base + detail::ellr_slot(height, layout.lanes, q % height, k));
       values[at] = a.values()[static_cast<std::size_t>(begin + k)];
       col_idx[at] = a.col_idx()[static_cast<std::size_t>(begin + k)];
     }
@@ -287,11 +287,11 @@ csr<T, cpu> ellr_to_csr(const ellr<T, cpu>& a) {
   std::vector<T> values(static_cast<std::size_t>(a.nnz()));
   const std::int64_t height = a.slice_height();
   for (std::size_t q = 0; q < rows; ++q) {
-    const std::int64_t base = a.slice_offsets()[q / static_cast<std::size_t>(height)] +
-                              static_cast<std::int64_t>(q) % height;
+    const std::int64_t base = a.slice_offsets()[q / static_cast<std::size_t>(height)];
+    const std::int64_t i = static_cast<std::int64_t>(q) % height;
     const index_t first = row_ptr[row_at(q)];
     for (index_t k = 0; k < a.row_lengths()[q]; ++k) {
-      const auto at = static_cast<std::size_t>(base + k * height);
+      const auto at = static_cast<std::size_t>(base + detail::ellr_slot(height, a.lanes(), i, k));
       col_idx[static_cast<std::size_t>(first + k)] = a.col_idx()[at];
       values[static_cast<std::size_t>(first + k)] = a.values()[at];
     }

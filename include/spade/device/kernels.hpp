@@ -45,7 +45,7 @@ void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_maj
 
 /// How ellr_spmv / ellr_spmm ran (for explain and the benchmark).
 struct ellr_spmv_launch {
-  int threads_per_row = 0;   ///< lanes sharing one row (1: the paper's kernel; more: ELLR-T)
+  int threads_per_row = 0;   ///< threads sharing one row (1: the paper's kernel; more: ELLR-T)
   int vectors_per_pass = 0;  ///< right-hand sides the kernel carries (1, 4 or 8)
   bool wide_loads = false;   ///< X's rows read with 16-byte loads
   std::string describe() const;
@@ -55,9 +55,10 @@ struct ellr_spmv_launch {
 inline constexpr index_t ellr_max_vectors = 8;
 
 /// y = alpha·A·x + beta·y with A in ELLPACK-R (docs/benchmarks/ellr.md): `threads_per_row`
-/// lanes per row (1, 2, 4 or 8; 0: from the row count and the mean row length), each lane
-/// stopping at its row's length; x through the read-only cache; a sliced, sorted A writes y
-/// through its row order. beta = 0 ignores y's contents (NaN included). Deterministic.
+/// threads per row (1, 2, 4, 8, 16 or 32; 0: the layout's lanes when it has more than one,
+/// else from the row count and the mean row length), each stopping at its row's length; x through
+/// the read-only cache; a sliced, sorted A writes y through its row order. beta = 0 ignores y's
+/// contents (NaN included). Deterministic.
 template <scalar T>
 ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>& x, T beta,
                            vector<T, gpu>& y, int threads_per_row = 0);

@@ -89,16 +89,28 @@ const row_profile& row_profile_of(const A& a) {
 }
 
 /// The ellr layout the planner makes from `a`: the paper's while its padding is at most
-/// tuning().ellr_plain_max_padding, else SELL-C-σ; an ellr keeps its own.
+/// tuning().ellr_plain_max_padding, else SELL-C-σ, either with as many lanes as ELLR-T gives a
+/// row on this device; an ellr keeps its own.
 template <class A>
 ellr_layout planned_ellr_layout(const A& a) {
   if constexpr (is_ellr_v<A>) {
     return a.layout();
   } else if constexpr (is_csr_v<A>) {
     const auto& t = tuning();
-    if (row_profile_of(a).padding(ellr_layout{}) <= t.ellr_plain_max_padding) return {};
+    const row_profile& profile = row_profile_of(a);
+    // Lanes as many as the threads ELLR-T will give a row, so those threads read side by side.
+    index_t lanes = 1;
+    if constexpr (std::is_same_v<typename A::space_type, gpu>) {
+      if (const context* ctx = a.values().owner(); ctx != nullptr) {
+        const auto& device = ctx->properties();
+        lanes = detail::ellr_threads_per_row(
+            a.rows(), profile.mean, std::int64_t{device.sm_count} * device.max_threads_per_sm);
+      }
+    }
+    const ellr_layout plain{0, 0, lanes};
+    if (profile.padding(plain) <= t.ellr_plain_max_padding) return plain;
     return ellr_layout{static_cast<index_t>(t.ellr_slice_height),
-                       static_cast<index_t>(t.ellr_sort_window)};
+                       static_cast<index_t>(t.ellr_sort_window), lanes};
   } else {
     return {};
   }

@@ -92,6 +92,8 @@ std::string ellr_decline_reason(const A& a, index_t vectors, const operation_fac
     return {};  // the user's own format
   } else if constexpr (!is_csr_v<A>) {
     return "row lengths unknown for this format (convert to csr to let ellr_spmv compete)";
+  } else if (a.nnz() == 0 || vectors == 0) {
+    return "the product has no terms (A has no entries or X no columns): no conversion pays";
   } else {
     using ellr_type = ellr<typename A::value_type, typename A::space_type>;
     const auto& t = tuning();
@@ -133,9 +135,10 @@ std::string ellr_accept_reason(const A& a) {
           << " <= ellr_plain_max_padding " << t.ellr_plain_max_padding;
     else
       why << "SELL-" << layout.slice_height << "-" << layout.sort_window
-          << " (paper's layout would pad " << profile.padding(ellr_layout{})
+          << " (paper's layout would pad " << profile.padding(ellr_layout{0, 0, layout.lanes})
           << " > ellr_plain_max_padding " << t.ellr_plain_max_padding << "): padding "
           << profile.padding(layout);
+    why << "; " << layout.lanes << " thread(s) per row, entries interleaved to match";
     why << " <= ellr_max_padding " << t.ellr_max_padding << "; "
         << (a.cache().template contains<ellr_type>()
                 ? "the ellr is cached on the operand (conversion reused)"
@@ -183,10 +186,15 @@ std::string gcoo_decline_reason(const A& a, const B& b, const operation_facts& f
 template <class Rule, class Kernel, class A, class B>
 std::string decline_reason(const A& a, const B& b, const operation_facts& facts) {
   if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
-    if constexpr (is_vector_v<B>)
+    if constexpr (is_vector_v<B>) {
       return ellr_decline_reason(a, 1, facts);
-    else
-      return ellr_decline_reason(a, facts.rhs_transposed ? b.rows() : b.cols(), facts);
+    } else {
+      const index_t n = facts.rhs_transposed ? b.rows() : b.cols();
+      // The densify rule holds for every sparse kernel of A·X, this one included.
+      if constexpr (!is_ellr_v<A>)
+        if (std::string why = densify_reason(a, n); !why.empty()) return why;
+      return ellr_decline_reason(a, n, facts);
+    }
   } else if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
                        std::is_same_v<typename A::space_type, gpu>) {
     if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm_paper>) {

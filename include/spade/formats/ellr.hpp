@@ -23,10 +23,14 @@ namespace spade {
 /// 128-byte boundary). Otherwise SELL-C-σ: slices of `slice_height` rows, each as wide as its
 /// own longest row, after the rows inside each window of `sort_window` rows were sorted by
 /// length, longest first. sort_window is 0 or 1 (no sorting) or a multiple of slice_height
-/// (equal to it: no sorting either).
+/// (equal to it: no sorting either). `lanes` (1, 2, 4, 8, 16 or 32): a row's entries are
+/// stored in groups of `lanes` side by side, so the `lanes` threads ELLR-T gives one row read
+/// one contiguous run per step, as one thread per row does with lanes = 1 (the paper's
+/// column-major layout); each slice's width is rounded up to a multiple of `lanes`.
 struct ellr_layout {
   index_t slice_height = 0;
   index_t sort_window = 0;
+  index_t lanes = 1;
   friend bool operator==(const ellr_layout&, const ellr_layout&) = default;
 };
 
@@ -35,10 +39,34 @@ namespace detail {
 /// The longest sort window a conversion takes: the GPU sorts each window inside one thread
 /// block (256 threads × 8 keys).
 inline constexpr index_t ellr_max_sort_window = 2048;
+/// The most threads ELLR-T gives one row (a warp), and so the most lanes a layout interleaves.
+inline constexpr index_t ellr_max_lanes = 32;
+
+/// Where entry k of the row at local position i of a slice lies, counted from the slice's
+/// start: groups of `lanes` consecutive entries side by side, the slice's rows one group after
+/// another (lanes = 1: column-major, entry k of every row adjacent).
+constexpr std::int64_t ellr_slot(std::int64_t height, std::int64_t lanes, std::int64_t i,
+                                 std::int64_t k) {
+  return (k / lanes) * height * lanes + i * lanes + k % lanes;
+}
+
+/// ELLR-T's threads per row for `rows` rows of `mean` entries on a device of
+/// `resident_threads`: doubled while the rows alone leave the resident threads unfilled and
+/// each thread keeps at least four entries (more threads shorten a row's serial chain on
+/// small matrices, at the cost of a reduction), up to a warp.
+inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t resident_threads) {
+  index_t t = 1;
+  while (t < ellr_max_lanes && rows * t < resident_threads && mean / (2.0 * t) >= 4.0)
+    t *= 2;
+  return t;
+}
 
 /// Throws invalid_matrix unless `layout` is one a conversion can make (`call` names it).
 inline void check_ellr_layout(const char* call, const ellr_layout& layout) {
   const std::string where = std::string(call) + ": ";
+  if (layout.lanes < 1 || layout.lanes > ellr_max_lanes || (layout.lanes & (layout.lanes - 1)) != 0)
+    throw invalid_matrix(where + std::to_string(layout.lanes) +
+                         " lanes; choose 1, 2, 4, 8, 16 or 32");
   if (layout.slice_height < 0 || layout.sort_window < 0)
     throw invalid_matrix(where + "negative slice height " + std::to_string(layout.slice_height) +
                          " or sort window " + std::to_string(layout.sort_window));
@@ -110,8 +138,10 @@ ellr_shape plan_ellr_shape(index_t rows, const ellr_layout& layout, LengthOf&& l
       shape.nnz += length;
     }
     shape.width = std::max(shape.width, widest);
+    const std::int64_t padded_width =
+        (std::int64_t{widest} + layout.lanes - 1) / layout.lanes * layout.lanes;
     shape.slice_offsets[static_cast<std::size_t>(s) + 1] =
-        shape.slice_offsets[static_cast<std::size_t>(s)] + widest * height;
+        shape.slice_offsets[static_cast<std::size_t>(s)] + padded_width * height;
   }
   return shape;
 }
@@ -121,8 +151,9 @@ ellr_shape plan_ellr_shape(index_t rows, const ellr_layout& layout, LengthOf&& l
 /// A rows × cols sparse matrix as padded column-major slices plus row lengths (ELLPACK-R).
 /// Rows are stored at positions 0 … rows−1; position q holds row row_order[q] (row q itself
 /// when row_order is empty). Position q lies in slice s = q / slice_height at local row
-/// i = q mod slice_height; its k-th entry (k < row_lengths[q]) sits at
-/// slice_offsets[s] + k·slice_height + i of values and col_idx, in increasing column order.
+/// i = q mod slice_height; its k-th entry (k < row_lengths[q]) sits at slice_offsets[s] +
+/// detail::ellr_slot(slice_height, lanes, i, k) of values and col_idx — k·slice_height + i for
+/// one lane — in increasing column order.
 /// Slots past a row's length are padding (value 0, column 0) that kernels never read: each
 /// thread stops at its own row's length (the "-R" of ELLPACK-R). Value type: copies are deep.
 template <scalar T, space Space = gpu>
@@ -196,6 +227,8 @@ class ellr {
   }
   /// What the conversion was asked for.
   ellr_layout layout() const noexcept { return layout_; }
+  /// Entries of a row stored side by side (ellr_layout::lanes).
+  index_t lanes() const noexcept { return layout_.lanes; }
   /// Slots including padding (the size of values and col_idx).
   std::int64_t padded_size() const noexcept { return static_cast<std::int64_t>(col_idx_.size()); }
   /// Share of the slots that are padding (0 for no slots).
