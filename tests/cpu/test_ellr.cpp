@@ -948,3 +948,22 @@ TEST_CASE_TEMPLATE("conversion graph: ellr's paths in both spaces", T, float, do
       spade::convert<spade::dense>(spade::convert<spade::coo>(e))));
   check_same(spade::convert<spade::csr>(back), a);
 }
+
+TEST_CASE("ELLR-T threads per row: fill 3/4 of the device up to the mean, more for long rows") {
+  using spade::detail::ellr_threads_per_row;
+  constexpr std::int64_t h100 = 132 * 2048;  // resident threads of an H100 SXM
+  // 15606 rows of 5.9: the next power of two over the mean (8) fits the device.
+  CHECK(ellr_threads_per_row(15606, 5.9, h100) == 8);
+  // A million rows fill the device with one thread each.
+  CHECK(ellr_threads_per_row(1000000, 26.5, h100) == 1);
+  // 14000 rows: 8 threads fill 3/4 of the device; 280 entries keep 16 threads at 17 each.
+  CHECK(ellr_threads_per_row(14000, 280.0, h100) == 16);
+  // 8000 rows of 800: a warp per row.
+  CHECK(ellr_threads_per_row(8000, 800.0, h100) == 32);
+  // Short rows cap the threads: 3000 rows of 10 get 16, 2000 rows of 2 get 2.
+  CHECK(ellr_threads_per_row(3000, 10.0, h100) == 16);
+  CHECK(ellr_threads_per_row(2000, 2.0, h100) == 2);
+  // No rows, no entries: one thread.
+  CHECK(ellr_threads_per_row(0, 0.0, h100) == 1);
+  CHECK(ellr_threads_per_row(100, 0.0, h100) == 1);
+}

@@ -107,8 +107,7 @@ ellr_layout planned_ellr_layout(const A& a) {
             a.rows(), profile.mean, std::int64_t{device.sm_count} * device.max_threads_per_sm);
       }
     }
-    const ellr_layout plain{0, 0, lanes};
-    if (profile.padding(plain) <= t.ellr_plain_max_padding) return plain;
+    if (profile.padding(ellr_layout{}) <= t.ellr_plain_max_padding) return ellr_layout{0, 0, lanes};
     return ellr_layout{static_cast<index_t>(t.ellr_slice_height),
                        static_cast<index_t>(t.ellr_sort_window), lanes};
   } else {

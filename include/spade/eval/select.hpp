@@ -100,8 +100,20 @@ std::string ellr_decline_reason(const A& a, index_t vectors, const operation_fac
     std::ostringstream why;
     const row_profile& profile = row_profile_of(a);
     const ellr_layout layout = planned_ellr_layout(a);
-    const double padding = profile.padding(layout);
-    if (profile.longest > t.ellr_max_row_spread * profile.mean) {
+    // Padding the kernel would read past: none past a row's length, so count it with one lane.
+    const double padding = profile.padding(ellr_layout{layout.slice_height, layout.sort_window});
+    std::int64_t resident_threads = 0;
+    if constexpr (std::is_same_v<typename A::space_type, gpu>)
+      if (const context* ctx = a.values().owner(); ctx != nullptr)
+        resident_threads =
+            std::int64_t{ctx->properties().sm_count} * ctx->properties().max_threads_per_sm;
+    if (resident_threads > 0 && a.rows() >= resident_threads &&
+        profile.mean > t.ellr_full_device_max_mean_row) {
+      why << a.rows() << " rows fill the device's " << resident_threads
+          << " resident threads and the mean row length " << profile.mean
+          << " > ellr_full_device_max_mean_row " << t.ellr_full_device_max_mean_row
+          << ": cuSPARSE streams such rows faster";
+    } else if (profile.longest > t.ellr_max_row_spread * profile.mean) {
       why << "longest row " << profile.longest << " > ellr_max_row_spread " << t.ellr_max_row_spread
           << " x mean row length " << profile.mean;
     } else if (padding > t.ellr_max_padding) {
@@ -130,16 +142,18 @@ std::string ellr_accept_reason(const A& a) {
     const ellr_layout layout = planned_ellr_layout(a);
     why << "longest row " << profile.longest << " <= ellr_max_row_spread " << t.ellr_max_row_spread
         << " x mean row length " << profile.mean << "; ";
+    const ellr_layout one_lane{layout.slice_height, layout.sort_window};
     if (layout.slice_height == 0)
-      why << "the paper's layout: padding " << profile.padding(layout)
+      why << "the paper's layout: padding " << profile.padding(one_lane)
           << " <= ellr_plain_max_padding " << t.ellr_plain_max_padding;
     else
       why << "SELL-" << layout.slice_height << "-" << layout.sort_window
-          << " (paper's layout would pad " << profile.padding(ellr_layout{0, 0, layout.lanes})
+          << " (paper's layout would pad " << profile.padding(ellr_layout{})
           << " > ellr_plain_max_padding " << t.ellr_plain_max_padding << "): padding "
-          << profile.padding(layout);
-    why << "; " << layout.lanes << " thread(s) per row, entries interleaved to match";
-    why << " <= ellr_max_padding " << t.ellr_max_padding << "; "
+          << profile.padding(one_lane);
+    why << " <= ellr_max_padding " << t.ellr_max_padding << "; " << layout.lanes
+        << " thread(s) per row, entries interleaved to match (slots stored: padding "
+        << profile.padding(layout) << "); "
         << (a.cache().template contains<ellr_type>()
                 ? "the ellr is cached on the operand (conversion reused)"
                 : "converted now, then cached on the operand");

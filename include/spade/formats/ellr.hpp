@@ -51,12 +51,15 @@ constexpr std::int64_t ellr_slot(std::int64_t height, std::int64_t lanes, std::i
 }
 
 /// ELLR-T's threads per row for `rows` rows of `mean` entries on a device of
-/// `resident_threads`: doubled while the rows alone leave the resident threads unfilled and
-/// each thread keeps at least four entries (more threads shorten a row's serial chain on
-/// small matrices, at the cost of a reduction), up to a warp.
+/// `resident_threads` (measured on an H100, docs/benchmarks/ellr.md): doubled while the
+/// threads stay within 3/4 of the resident ones and under the mean row length rounded up to a
+/// power of two (small matrices are latency-bound: more threads per row shorten each row's
+/// chain of dependent loads); then doubled while each thread still walks 32 entries or more.
 inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t resident_threads) {
   index_t t = 1;
-  while (t < ellr_max_lanes && rows * t < resident_threads && mean / (2.0 * t) >= 4.0)
+  while (t < ellr_max_lanes && rows * (2 * t) * 4 <= resident_threads * 3 && t < mean)
+    t *= 2;
+  while (t < ellr_max_lanes && mean / t >= 32.0)
     t *= 2;
   return t;
 }

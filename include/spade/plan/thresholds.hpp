@@ -61,6 +61,14 @@ struct thresholds {
   double ellr_plain_max_padding = 0.05;
   int ellr_slice_height = 32;
   int ellr_sort_window = 1024;
+  /// Padding above is counted with one lane (what the kernel reads: it stops at each row's
+  /// length); the planned layout then interleaves as many lanes as ELLR-T gives a row
+  /// (detail::ellr_threads_per_row). On a matrix with at least as many rows as the device has
+  /// resident threads, ellr_spmv runs only while the mean row length is at most
+  /// ellr_full_device_max_mean_row: there the device is full at a thread per row and
+  /// cuSPARSE streams longer rows faster (H100: stencil27 0.95x, banded 17/row 0.98x, block
+  /// diagonal 43/row 0.79x; 16/row 1.05x, 7/row 1.02x).
+  double ellr_full_device_max_mean_row = 16.0;
 };
 
 inline constexpr thresholds default_thresholds{};
