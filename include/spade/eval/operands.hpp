@@ -22,6 +22,16 @@ expr::result_t<E> eval(const E& e);
 
 namespace detail {
 
+/// Threads the device holding gpu operand `a` keeps resident (0 for a cpu or empty operand).
+template <class A>
+std::int64_t resident_threads_of(const A& a) {
+  if constexpr (std::is_same_v<typename A::space_type, gpu>) {
+    if (const context* ctx = a.values().owner(); ctx != nullptr)
+      return std::int64_t{ctx->properties().sm_count} * ctx->properties().max_threads_per_sm;
+  }
+  return 0;
+}
+
 /// p of the gcoo the planner makes from gpu operand `a` (tuning().gcoo_planner_group_size), or
 /// a gcoo's own. The gcoo is cached on `a` with the p of its first conversion: changing the
 /// threshold later affects operands not converted yet.
@@ -99,14 +109,9 @@ ellr_layout planned_ellr_layout(const A& a) {
     const auto& t = tuning();
     const row_profile& profile = row_profile_of(a);
     // Lanes as many as the threads ELLR-T will give a row, so those threads read side by side.
-    index_t lanes = 1;
-    if constexpr (std::is_same_v<typename A::space_type, gpu>) {
-      if (const context* ctx = a.values().owner(); ctx != nullptr) {
-        const auto& device = ctx->properties();
-        lanes = detail::ellr_threads_per_row(
-            a.rows(), profile.mean, std::int64_t{device.sm_count} * device.max_threads_per_sm);
-      }
-    }
+    const std::int64_t resident = resident_threads_of(a);
+    const index_t lanes =
+        resident > 0 ? detail::ellr_threads_per_row(a.rows(), profile.mean, resident) : 1;
     if (profile.padding(ellr_layout{}) <= t.ellr_plain_max_padding) return ellr_layout{0, 0, lanes};
     return ellr_layout{static_cast<index_t>(t.ellr_slice_height),
                        static_cast<index_t>(t.ellr_sort_window), lanes};

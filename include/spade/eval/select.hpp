@@ -102,11 +102,7 @@ std::string ellr_decline_reason(const A& a, index_t vectors, const operation_fac
     const ellr_layout layout = planned_ellr_layout(a);
     // Padding the kernel would read past: none past a row's length, so count it with one lane.
     const double padding = profile.padding(ellr_layout{layout.slice_height, layout.sort_window});
-    std::int64_t resident_threads = 0;
-    if constexpr (std::is_same_v<typename A::space_type, gpu>)
-      if (const context* ctx = a.values().owner(); ctx != nullptr)
-        resident_threads =
-            std::int64_t{ctx->properties().sm_count} * ctx->properties().max_threads_per_sm;
+    const std::int64_t resident_threads = resident_threads_of(a);
     if (resident_threads > 0 && a.rows() >= resident_threads &&
         profile.mean > t.ellr_full_device_max_mean_row) {
       why << a.rows() << " rows fill the device's " << resident_threads
