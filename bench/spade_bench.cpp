@@ -135,6 +135,9 @@ struct result_row {
   double ellr_padding = NAN;     // padding share of that layout
   std::string ellr_launch;
   std::string ellr_variants;  // "paper=ms t2=ms … sell=ms"
+  double spgemm_binning_pct = NAN;   // both binning steps, % of the timed-phase total
+  double spgemm_extra_memory = NAN;  // the pool's peak during C = A·A less A and C, / bytes(C)
+  std::string spgemm_report;         // products, bins, phases (device::hash_spgemm_report)
   std::string note;
 };
 
@@ -180,6 +183,9 @@ const std::vector<std::string> csv_columns = {"family",
                                               "ellr_padding",
                                               "ellr_launch",
                                               "ellr_variants",
+                                              "spgemm_binning_pct",
+                                              "spgemm_extra_memory",
+                                              "spgemm_report",
                                               "copy_gbps",
                                               "note",
                                               "commit",
@@ -230,6 +236,9 @@ std::vector<std::string> csv_cells(const result_row& r, const run_options& ro) {
           cell(r.ellr_padding),
           r.ellr_launch,
           r.ellr_variants,
+          cell(r.spgemm_binning_pct),
+          cell(r.spgemm_extra_memory),
+          r.spgemm_report,
           cell(ro.copy_gbps),
           r.note,
           ro.commit,
@@ -668,6 +677,38 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
 
 // ---- SpGEMM ---------------------------------------------------------------------------------
 
+/// hash_spgemm's phases (one timed call: an event and a sync per phase, so the sum exceeds an
+/// untimed call a little), the binning share of them, and its extra memory: the pool's peak
+/// during one call less what A and C hold, over bytes(C).
+template <class T>
+void hash_spgemm_facts(result_row& r, const csr<T, gpu>& a, std::int64_t c_nnz) {
+  device::hash_spgemm_report report;
+  { const csr<T, gpu> c = device::hash_spgemm(T(1), a, a, &report, /*time_phases=*/true); }
+  double total = 0;
+  double binning = 0;
+  for (const auto& [name, ms] : report.phase_ms) {
+    total += ms;
+    if (name.find("binning") != std::string::npos) binning += ms;
+  }
+  r.spgemm_binning_pct = total > 0 ? 100.0 * binning / total : NAN;
+  r.spgemm_report = report.describe();
+  context& ctx = default_context();
+  trim_default_pool();
+  const std::size_t before = ctx.pool_bytes_in_use();
+  ctx.pool_bytes_peak(/*restart=*/true);
+  std::size_t c_bytes = 0;
+  {
+    const csr<T, gpu> c = device::hash_spgemm(T(1), a, a);
+    c_bytes = (c.row_ptr().size()) * sizeof(index_t) +
+              static_cast<std::size_t>(c_nnz) * (sizeof(index_t) + sizeof(T));
+  }
+  const std::size_t peak = ctx.pool_bytes_peak();
+  r.spgemm_extra_memory =
+      c_bytes > 0 ? (static_cast<double>(peak) - static_cast<double>(before) -
+                     static_cast<double>(c_bytes)) / static_cast<double>(c_bytes)
+                  : NAN;
+}
+
 template <class T>
 result_row bench_spgemm(const matrix_case<T>& mc, const csr<T, cpu>& host, const run_options& ro,
                         gpu_timer& timer) {
@@ -756,6 +797,7 @@ result_row bench_spgemm(const matrix_case<T>& mc, const csr<T, cpu>& host, const
     r.spade = timer.kernel(spade_call, ro.timing, /*hold=*/false);
     r.spade_e2e_ms = r.spade.median;
     first_call(r, spade_call, a, timer);
+    if (r.spade_kernel == "hash_spgemm") hash_spgemm_facts(r, a, out.nnz());
   }
   const double bytes = csr_bytes<T>(a.rows(), a.nnz()) + csr_bytes<T>(a.rows(), out.nnz());
   r.working_set_mb = bytes / 1e6;
@@ -780,6 +822,26 @@ void print_row(const result_row& r, const run_options& ro) {
               r.spade_kernel.c_str(), r.spade.median, r.baseline.c_str(), r.base.median, r.ratio,
               r.gbps, pct, r.memory.c_str(), r.check.c_str());
   std::fflush(stdout);
+}
+
+/// spgemm only: hash_spgemm's largest binning share and extra memory over the matrices.
+void print_spgemm_summary(const std::vector<result_row>& rows) {
+  const result_row* binning = nullptr;
+  const result_row* memory = nullptr;
+  for (const auto& r : rows) {
+    if (!std::isnan(r.spgemm_binning_pct) &&
+        (!binning || r.spgemm_binning_pct > binning->spgemm_binning_pct))
+      binning = &r;
+    if (!std::isnan(r.spgemm_extra_memory) &&
+        (!memory || r.spgemm_extra_memory > memory->spgemm_extra_memory))
+      memory = &r;
+  }
+  if (binning)
+    std::printf("hash_spgemm binning share of the phases: at most %.2f %% (%s)\n",
+                binning->spgemm_binning_pct, binning->matrix.c_str());
+  if (memory)
+    std::printf("hash_spgemm extra memory: at most %.3f x bytes(C) (%s)\n",
+                memory->spgemm_extra_memory, memory->matrix.c_str());
 }
 
 /// spmm only: gcoo_spmm on its own against the best cuSPARSE algorithm, per N and set, the
@@ -848,6 +910,7 @@ int print_summary(const std::vector<result_row>& rows, const run_options& ro) {
     std::printf("worst: %.3f on %s (n %d)\n", worst->ratio, worst->matrix.c_str(), worst->n);
   std::printf("failed or error: %d of %zu\n", failed, rows.size());
   print_gcoo_summary(rows);
+  print_spgemm_summary(rows);
   std::printf(
       "bandwidth: bytes = nnz*(sizeof(T)+4) + (rows+1)*4 + (rows+cols)*N*sizeof(T) (each "
       "array once); %%copy against %.0f GB/s measured device copy\n",

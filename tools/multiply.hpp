@@ -143,7 +143,8 @@ double max_relative_error(const M& result, const R& reference) {
 /// The kernels `--kernel` knows by name.
 using named_kernels =
     std::tuple<kernels::eigen_product, kernels::cublas_gemm, kernels::cusparse_spmm,
-               kernels::cusparse_spmv, kernels::cublas_gemv, kernels::cusparse_spgemm>;
+               kernels::cusparse_spmv, kernels::cublas_gemv, kernels::cusparse_spgemm,
+               kernels::hash_spgemm>;
 
 template <class E>
 std::string candidate_names() {

@@ -48,6 +48,8 @@ context::context(int device) : impl_(std::make_unique<impl>()) {
   p.global_memory_bytes = prop.totalGlobalMem;
   p.shared_memory_per_sm = prop.sharedMemPerMultiprocessor;
   p.shared_memory_per_block_optin = prop.sharedMemPerBlockOptin;
+  p.reserved_shared_memory_per_block = prop.reservedSharedMemPerBlock;
+  p.max_blocks_per_sm = prop.maxBlocksPerMultiProcessor;
   p.l2_cache_bytes = static_cast<std::size_t>(prop.l2CacheSize);
 
   SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking),
@@ -162,6 +164,19 @@ std::size_t context::pool_bytes_in_use() {
   SPADE_CUDA_TRY(cudaMemPoolGetAttribute(impl_->pool, cudaMemPoolAttrUsedMemCurrent, &used),
                  "reading the pool's bytes in use");
   return static_cast<std::size_t>(used);
+}
+
+std::size_t context::pool_bytes_peak(bool restart) {
+  synchronize();
+  std::uint64_t high = 0;
+  SPADE_CUDA_TRY(cudaMemPoolGetAttribute(impl_->pool, cudaMemPoolAttrUsedMemHigh, &high),
+                 "reading the pool's peak bytes in use");
+  if (restart) {
+    std::uint64_t zero = 0;  // the high-water mark restarts from the bytes in use now
+    SPADE_CUDA_TRY(cudaMemPoolSetAttribute(impl_->pool, cudaMemPoolAttrUsedMemHigh, &zero),
+                   "restarting the pool's peak bytes in use");
+  }
+  return static_cast<std::size_t>(high);
 }
 
 context& default_context() {

@@ -58,6 +58,9 @@ std::size_t context::bytes_in_use() const noexcept {
 std::size_t context::pool_bytes_in_use() {
   no_cuda();
 }
+std::size_t context::pool_bytes_peak(bool) {
+  no_cuda();
+}
 
 context& default_context() {
   no_cuda();

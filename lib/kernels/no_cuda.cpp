@@ -53,6 +53,17 @@ ellr_spmv_launch ellr_spmm(T, const ellr<T, gpu>&, const dense<T, gpu, LX>&, T, 
                            int) {
   no_cuda("ellr_spmm");
 }
+std::string hash_spgemm_report::describe() const {
+  return "no CUDA";
+}
+template <scalar T>
+csr<T, gpu> hash_spgemm(T, const csr<T, gpu>&, const csr<T, gpu>&, hash_spgemm_report*, bool) {
+  no_cuda("hash_spgemm");
+}
+template <scalar T>
+hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>&, const csr<T, gpu>&) {
+  no_cuda("hash_spgemm");
+}
 
 #define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                                                       \
   template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation,                          \
@@ -67,6 +78,9 @@ ellr_spmv_launch ellr_spmm(T, const ellr<T, gpu>&, const dense<T, gpu, LX>&, T, 
   template void rowwise_spmv<T>(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T,       \
                                 vector<T, gpu>&);                                                 \
   template csr<T, gpu> transpose_by_sort<T>(const csr<T, gpu>&);                                  \
+  template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&,                  \
+                                      hash_spgemm_report*, bool);                                  \
+  template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);     \
   template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,        \
                                          vector<T, gpu>&, int);                                   \
   SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                              \

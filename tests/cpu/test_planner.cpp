@@ -96,6 +96,7 @@ void gpu_product_cells() {
   using gemm = kernels::cublas_gemm;
   using gemv = kernels::cublas_gemv;
   using spmv = kernels::cusparse_spmv;
+  using hash = kernels::hash_spgemm;
   using spgemm = kernels::cusparse_spgemm;
   operands<T, gpu> o;
   // dense × dense: GEMM takes any layouts; dense × vector: GEMV.
@@ -149,12 +150,15 @@ void gpu_product_cells() {
   static_assert(plans<decltype(o.coo * o.vec),
                       candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
                                  candidate<spmv, convert<lhs, csr>>>>);
-  // sparse × sparse: SpGEMM on two csr.
-  static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<spgemm>>>);
-  static_assert(plans<decltype(o.csr * o.coo), candidates<candidate<spgemm, convert<rhs, csr>>>>);
-  static_assert(plans<decltype(o.coo * o.csr), candidates<candidate<spgemm, convert<lhs, csr>>>>);
+  // sparse × sparse: Spade's hash SpGEMM first, cuSPARSE's after it, both on two csr.
+  static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<hash>, candidate<spgemm>>>);
+  static_assert(plans<decltype(o.csr * o.coo), candidates<candidate<hash, convert<rhs, csr>>,
+                                                          candidate<spgemm, convert<rhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.csr), candidates<candidate<hash, convert<lhs, csr>>,
+                                                          candidate<spgemm, convert<lhs, csr>>>>);
   static_assert(plans<decltype(o.coo * o.coo),
-                      candidates<candidate<spgemm, convert<lhs, csr>, convert<rhs, csr>>>>);
+                      candidates<candidate<hash, convert<lhs, csr>, convert<rhs, csr>>,
+                                 candidate<spgemm, convert<lhs, csr>, convert<rhs, csr>>>>);
 }
 
 /// The rule each product cell picks (the same in both spaces).

@@ -18,6 +18,8 @@ struct device_properties {
   std::size_t global_memory_bytes = 0;
   std::size_t shared_memory_per_sm = 0;
   std::size_t shared_memory_per_block_optin = 0;
+  std::size_t reserved_shared_memory_per_block = 0;  ///< taken by the runtime from every block
+  int max_blocks_per_sm = 0;
   std::size_t l2_cache_bytes = 0;
 };
 
@@ -59,6 +61,9 @@ class context {
   std::size_t bytes_in_use() const noexcept;
   /// The pool's own count of bytes in use (cudaMemPoolAttrUsedMemCurrent), after a sync.
   std::size_t pool_bytes_in_use();
+  /// The pool's peak bytes in use since it last restarted (cudaMemPoolAttrUsedMemHigh), after a
+  /// sync; `restart` then restarts the peak from the bytes in use now.
+  std::size_t pool_bytes_peak(bool restart = false);
 
   struct impl;
 

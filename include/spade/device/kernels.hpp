@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "spade/device/vendor.hpp"
 #include "spade/formats/coo.hpp"
@@ -69,6 +71,44 @@ ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>&
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
                            dense<T, gpu, LY>& y, int threads_per_row = 0);
+
+/// What hash_spgemm did (for explain and the benchmark): the products and nnz(C), rows per bin
+/// of each phase with the table size (slots) of each bin — the last bin is the long-row path —
+/// and, when timed, each phase's milliseconds.
+struct hash_spgemm_report {
+  std::int64_t products = 0;
+  std::int64_t nnz = 0;
+  std::vector<std::int64_t> symbolic_bins;
+  std::vector<std::int64_t> numeric_bins;
+  std::vector<unsigned> symbolic_tables;
+  std::vector<unsigned> numeric_tables;
+  std::int64_t long_rows[2] = {0, 0};     ///< symbolic, numeric
+  std::int64_t long_batches[2] = {0, 0};  ///< batches of dense accumulators they took
+  std::size_t workspace_bytes = 0;        ///< the long-row workspace at its largest
+  std::vector<std::pair<std::string, double>> phase_ms;
+  /// Products per entry of C (the paper's compression ratio); 0 for an empty C.
+  double compression_ratio() const {
+    return nnz > 0 ? static_cast<double>(products) / static_cast<double>(nnz) : 0.0;
+  }
+  std::string describe() const;
+};
+
+/// C = alpha·A·B, all csr (paper 004, OpSparse, re-sized for the device: docs/spgemm.md): row
+/// products counted and binned, a symbolic phase counting each row's columns in shared-memory
+/// hash tables, a numeric phase summing the products in tables of (column, value) and writing
+/// each row in column order; rows too long for shared memory take dense accumulators in global
+/// memory, split across blocks. The input needs no sorted rows; C's rows are sorted. Values of
+/// an entry are summed in the order the atomics land, so the last bits may vary between runs.
+/// Throws invalid_matrix when nnz(C) exceeds the 32-bit index type and out_of_memory when C
+/// (or one long row's accumulator) cannot be allocated. `report`, when given, is filled in;
+/// `time_phases` also times each phase (with a synchronisation per phase).
+template <scalar T>
+csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
+                        hash_spgemm_report* report = nullptr, bool time_phases = false);
+
+/// The setup and symbolic phases alone (no C values): products, nnz(C) and both phases' bins.
+template <scalar T>
+hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>& a, const csr<T, gpu>& b);
 
 /// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
 /// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 returned a zero last row

@@ -102,6 +102,10 @@ template <class Kernel, class A, class B, class T>
 auto run_sparse_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb) {
   if constexpr (std::is_same_v<Kernel, kernels::eigen_product>) {
     return host::sparse_product(alpha, a, ta, b, tb);
+  } else if constexpr (std::is_same_v<Kernel, kernels::hash_spgemm>) {
+    // Row-wise products read rows: transposed operands are cached copies; alpha scales A's
+    // values as they are read.
+    return device::hash_spgemm(alpha, ta ? cached_transpose(a) : a, tb ? cached_transpose(b) : b);
   } else {
     static_assert(std::is_same_v<Kernel, kernels::cusparse_spgemm>);
     // cuSPARSE SpGEMM supports no transposes: transposed operands are cached copies.

@@ -225,11 +225,30 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
   return {};
 }
 
+/// For explain: what hash_spgemm will meet, from its setup and symbolic phases run now on the
+/// (cached) csr operands: products, nnz(C), compression ratio and the bins of both phases.
+template <class A, class B>
+std::string hash_spgemm_accept_reason(const A& a, const B& b, const operation_facts& facts) {
+  if constexpr (is_csr_v<A> && is_csr_v<B>) {
+    const auto report =
+        device::hash_spgemm_profile(facts.lhs_transposed ? cached_transpose(a) : a,
+                                    facts.rhs_transposed ? cached_transpose(b) : b);
+    return "Spade's hash SpGEMM for every sparse product (cuSPARSE only when forced); profiled "
+           "now (setup and symbolic phases): " +
+           report.describe();
+  } else {
+    return "Spade's hash SpGEMM for every sparse product (cuSPARSE only when forced); products "
+           "and bins are known once the operands are csr";
+  }
+}
+
 /// What decided for the candidate that runs, before the row-wise note.
 template <class Rule, class Kernel, class A, class B>
 std::string accept_reason_core(const A& a, const B& b, const operation_facts& facts) {
   if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
     return ellr_accept_reason(a);
+  } else if constexpr (std::is_same_v<Kernel, kernels::hash_spgemm>) {
+    return hash_spgemm_accept_reason(a, b, facts);
   } else if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
                        std::is_same_v<typename A::space_type, gpu>) {
     const auto& t = tuning();

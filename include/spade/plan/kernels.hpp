@@ -60,6 +60,11 @@ struct ellr_spmv {
   static constexpr const char* name = "ellr_spmv";
   using space = gpu;
 };
+// Ours: hash-based two-phase sparse × sparse (paper 004, OpSparse), tables sized for the device.
+struct hash_spgemm {
+  static constexpr const char* name = "hash_spgemm";
+  using space = gpu;
+};
 // Ours: z = a·x + b·y in one pass.
 struct spade_axpby {
   static constexpr const char* name = "spade_axpby";

@@ -92,7 +92,7 @@ struct dense_times_vector {
                          plan::candidates<candidate<kernels::eigen_product>>>;
 };
 
-/// sparse · sparse → csr with cuSPARSE SpGEMM (both operands csr).
+/// sparse · sparse → csr (both operands csr): Spade's hash SpGEMM, cuSPARSE SpGEMM when forced.
 struct sparse_times_sparse {
   static constexpr const char* name = "sparse x sparse";
   template <class A, class B>
@@ -103,7 +103,8 @@ struct sparse_times_sparse {
   template <class A, class B>
   using candidates =
       std::conditional_t<on_gpu<A>,
-                         plan::candidates<candidate<kernels::cusparse_spgemm, steps_for<A, B>>>,
+                         plan::candidates<candidate<kernels::hash_spgemm, steps_for<A, B>>,
+                                          candidate<kernels::cusparse_spgemm, steps_for<A, B>>>,
                          plan::candidates<candidate<kernels::eigen_product, steps_for<A, B>>>>;
 };
 

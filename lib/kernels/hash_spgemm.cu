@@ -1,0 +1,1099 @@
+// Hash-based two-phase sparse × sparse product (paper 004, OpSparse), re-sized for the device it
+// runs on: products per row → bins → symbolic (distinct columns per row) → bins by row length →
+// numeric (values, sorted rows). docs/spgemm.md derives every size used here.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <limits>
+#include <memory>
+#include <cstddef>
+#include <cstdint>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../convert/cub_temp.cuh"
+#include "../vendor/support.cuh"
+#include "spade/device/kernels.hpp"
+
+namespace spade::device {
+
+namespace {
+
+// A key no column can take (columns are < cols ≤ INT_MAX): empty slots sort after every entry.
+constexpr index_t empty_key = INT_MAX;
+
+// Threads per block of the setup, binning and long-row kernels.
+constexpr int setup_threads = 256;
+constexpr int long_threads = 256;
+constexpr int compact_threads = 1024;
+
+// ---- device helpers ---------------------------------------------------------------------------
+
+// Multiplicative hashing then a multiply-high range reduction: any table size (not only powers
+// of two) gets a uniform slot without a division.
+__device__ __forceinline__ unsigned slot_of(index_t key, unsigned size) {
+  return __umulhi(static_cast<unsigned>(key) * 2654435761u, size);
+}
+
+__device__ __forceinline__ unsigned next_slot(unsigned h, unsigned size) {
+  return h + 1 == size ? 0u : h + 1;
+}
+
+// Single-access insertion (the paper's Algorithm 4): one atomicCAS per probe. Returns true when
+// the key was new. The caller guarantees a free slot (bins bound products by the table size).
+__device__ __forceinline__ bool insert_key(index_t* table, unsigned size, index_t key) {
+  unsigned h = slot_of(key, size);
+  while (true) {
+    const index_t old = atomicCAS(table + h, empty_key, key);
+    if (old == empty_key) return true;
+    if (old == key) return false;
+    h = next_slot(h, size);
+  }
+}
+
+// The paper's Algorithm 5: the slot that holds (or now takes) the key gets the product added.
+template <class T>
+__device__ __forceinline__ void accumulate(index_t* keys, T* values, unsigned size, index_t key,
+                                           T value) {
+  unsigned h = slot_of(key, size);
+  while (true) {
+    const index_t old = atomicCAS(keys + h, empty_key, key);
+    if (old == empty_key || old == key) {
+      atomicAdd(values + h, value);
+      return;
+    }
+    h = next_slot(h, size);
+  }
+}
+
+__device__ __forceinline__ index_t row_at(const index_t* bins, std::int64_t i) {
+  return bins ? bins[i] : static_cast<index_t>(i);
+}
+
+template <class T>
+struct operands {
+  const index_t* __restrict__ a_row_ptr;
+  const index_t* __restrict__ a_col_idx;
+  const T* __restrict__ a_values;
+  const index_t* __restrict__ b_row_ptr;
+  const index_t* __restrict__ b_col_idx;
+  const T* __restrict__ b_values;
+  index_t rows;
+  index_t cols;  // of B (and C)
+  T alpha;
+};
+
+// Every product of A's entries [begin, end) with B's rows, `lanes` cooperating threads, groups of
+// `per_entry` of them on one entry of A (sized to B's mean row so short rows of B waste few
+// lanes). visit(j, q): entry j of A times entry q of B.
+template <class T, class Visit>
+__device__ __forceinline__ void for_each_product(const operands<T>& p, std::int64_t begin,
+                                                 std::int64_t end, int lane, int lanes,
+                                                 int per_entry, Visit&& visit) {
+  const int inner = lane & (per_entry - 1);
+  const int entry_stride = lanes / per_entry;
+  for (std::int64_t j = begin + lane / per_entry; j < end; j += entry_stride) {
+    const index_t k = __ldg(p.a_col_idx + j);
+    const index_t q_end = __ldg(p.b_row_ptr + k + 1);
+    for (index_t q = __ldg(p.b_row_ptr + k) + inner; q < q_end; q += per_entry)
+      visit(j, q);
+  }
+}
+
+// ---- setup and binning (the paper's Algorithms 1–3) -------------------------------------------
+
+constexpr int max_bins = 12;
+
+// Bin b takes rows whose work w satisfies upper[b-1] < w ≤ upper[b]; the last bin is open.
+struct bin_ranges {
+  int count = 0;
+  std::int64_t upper[max_bins] = {};
+};
+
+// Device counters of one binning: rows per bin, the running fill position per bin, the sum and
+// the maximum of the work.
+struct bin_counters {
+  unsigned long long size[max_bins];
+  unsigned long long cursor[max_bins];
+  unsigned long long total;
+  unsigned long long largest;
+};
+
+__device__ __forceinline__ int bin_of(const bin_ranges& r, std::int64_t work) {
+  int b = 0;
+  while (b + 1 < r.count && work > r.upper[b])
+    ++b;
+  return b;
+}
+
+// Pass 1. With `products`, first writes each row's product count (saturated at INT_MAX; the long
+// path recounts in 64 bits) into `work` — C's row pointer array, which holds no offsets yet;
+// otherwise reads the row lengths the symbolic phase left there. Bin sizes, sum and maximum are
+// gathered in shared memory, one global atomic per bin per block.
+template <class T>
+__global__ void __launch_bounds__(setup_threads)
+    count_bins(operands<T> p, bool products, index_t* work, bin_ranges ranges, bin_counters* out) {
+  __shared__ unsigned int s_size[max_bins];
+  __shared__ unsigned long long s_total;
+  __shared__ unsigned long long s_largest;
+  if (threadIdx.x < max_bins) s_size[threadIdx.x] = 0;
+  if (threadIdx.x == 0) {
+    s_total = 0;
+    s_largest = 0;
+  }
+  __syncthreads();
+  const std::int64_t i = std::int64_t{blockIdx.x} * setup_threads + threadIdx.x;
+  if (i < p.rows) {
+    std::int64_t w = 0;
+    if (products) {
+      const index_t end = __ldg(p.a_row_ptr + i + 1);
+      for (index_t j = __ldg(p.a_row_ptr + i); j < end; ++j) {
+        const index_t k = __ldg(p.a_col_idx + j);
+        w += __ldg(p.b_row_ptr + k + 1) - __ldg(p.b_row_ptr + k);
+      }
+      work[i] = static_cast<index_t>(w < INT_MAX ? w : INT_MAX);
+    } else {
+      w = work[i];
+    }
+    atomicAdd(&s_size[bin_of(ranges, w)], 1u);
+    atomicAdd(&s_total, static_cast<unsigned long long>(w));
+    atomicMax(&s_largest, static_cast<unsigned long long>(w));
+  }
+  __syncthreads();
+  if (threadIdx.x < ranges.count && s_size[threadIdx.x] != 0)
+    atomicAdd(&out->size[threadIdx.x], s_size[threadIdx.x]);
+  if (threadIdx.x == 0) {
+    atomicAdd(&out->total, s_total);
+    atomicMax(&out->largest, s_largest);
+  }
+}
+
+struct bin_starts {
+  std::int64_t start[max_bins] = {};
+};
+
+// Pass 2: row ids into their bin's segment of `bins`; a block reserves its rows of each bin with
+// one global atomic and places them with shared ones.
+__global__ void __launch_bounds__(setup_threads)
+    fill_bins(const index_t* work, index_t rows, bin_ranges ranges, bin_starts starts,
+              bin_counters* counters, index_t* bins) {
+  __shared__ unsigned int s_size[max_bins];
+  __shared__ unsigned long long s_base[max_bins];
+  if (threadIdx.x < max_bins) s_size[threadIdx.x] = 0;
+  __syncthreads();
+  const std::int64_t i = std::int64_t{blockIdx.x} * setup_threads + threadIdx.x;
+  int b = -1;
+  unsigned int rank = 0;
+  if (i < rows) {
+    b = bin_of(ranges, work[i]);
+    rank = atomicAdd(&s_size[b], 1u);
+  }
+  __syncthreads();
+  if (threadIdx.x < ranges.count && s_size[threadIdx.x] != 0)
+    s_base[threadIdx.x] = atomicAdd(&counters->cursor[threadIdx.x], s_size[threadIdx.x]) +
+                          static_cast<unsigned long long>(starts.start[threadIdx.x]);
+  __syncthreads();
+  if (b >= 0) bins[s_base[b] + rank] = static_cast<index_t>(i);
+}
+
+// ---- shared-memory tables ---------------------------------------------------------------------
+
+// One launch of a bin: rows bins[first, first + count) (or rows first… when bins is null), each
+// with a table of `table_size` slots in dynamic shared memory.
+struct bin_launch {
+  const index_t* bins;
+  std::int64_t first;
+  std::int64_t count;
+  unsigned table_size;
+  int per_entry;
+};
+
+// Symbolic phase: distinct columns of each row into `row_nnz` (C's row pointer array). Group =
+// threads per row: below a warp, several rows share a block (the paper's kernel0); at the block
+// size, one row per block.
+template <class T, int Block, int Group>
+__global__ void __launch_bounds__(Block, 2048 / Block)
+    symbolic_shared(operands<T> p, bin_launch l, index_t* row_nnz) {
+  extern __shared__ index_t s_keys[];
+  __shared__ int s_count;
+  constexpr int rows_per_block = Block / Group;
+  const int group = threadIdx.x / Group;
+  const int lane = threadIdx.x % Group;
+  const std::int64_t i = std::int64_t{blockIdx.x} * rows_per_block + group;
+  for (unsigned s = threadIdx.x; s < rows_per_block * l.table_size; s += Block)
+    s_keys[s] = empty_key;
+  if (threadIdx.x == 0) s_count = 0;
+  __syncthreads();
+  index_t* table = s_keys + group * l.table_size;
+  int count = 0;
+  index_t row = 0;
+  if (i < l.count) {
+    row = row_at(l.bins, l.first + i);
+    for_each_product(p, __ldg(p.a_row_ptr + row), __ldg(p.a_row_ptr + row + 1), lane, Group,
+                     l.per_entry, [&](std::int64_t, index_t q) {
+                       count += insert_key(table, l.table_size, __ldg(p.b_col_idx + q));
+                     });
+  }
+  if constexpr (Group <= 32) {
+#pragma unroll
+    for (int offset = Group / 2; offset > 0; offset /= 2)
+      count += __shfl_xor_sync(0xffffffffu, count, offset, Group);
+    if (lane == 0 && i < l.count) row_nnz[row] = count;
+  } else {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+      count += __shfl_xor_sync(0xffffffffu, count, offset);
+    if ((threadIdx.x & 31) == 0) atomicAdd(&s_count, count);
+    __syncthreads();
+    if (threadIdx.x == 0) row_nnz[row] = s_count;
+  }
+}
+
+// In-place bitonic sort of `n` (a power of two) keys with their values, ascending.
+template <class T, int Block>
+__device__ void bitonic_sort(index_t* keys, T* values, unsigned n) {
+  for (unsigned k = 2; k <= n; k <<= 1) {
+    for (unsigned j = k >> 1; j > 0; j >>= 1) {
+      for (unsigned t = threadIdx.x; t < n / 2; t += Block) {
+        const unsigned lo = ((t & ~(j - 1)) << 1) | (t & (j - 1));
+        const unsigned hi = lo + j;
+        const bool ascending = (lo & k) == 0;
+        const index_t a = keys[lo];
+        const index_t b = keys[hi];
+        if ((a > b) == ascending) {
+          keys[lo] = b;
+          keys[hi] = a;
+          const T v = values[lo];
+          values[lo] = values[hi];
+          values[hi] = v;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Numeric phase: each row's products summed in a table of (key, value) slots, the row's entries
+// gathered at the front of the table, then written to C in column order — by rank counting
+// within a group (a few hundred entries at most), by a bitonic sort (padded to a power of two,
+// which the table's power-of-two size leaves room for) for a block's row.
+template <class T, int Block, int Group>
+__global__ void __launch_bounds__(Block, 2048 / Block)
+    numeric_shared(operands<T> p, bin_launch l, const index_t* __restrict__ c_row_ptr,
+                   index_t* __restrict__ c_col_idx, T* __restrict__ c_values) {
+  extern __shared__ __align__(16) unsigned char s_raw[];
+  constexpr int rows_per_block = Block / Group;
+  T* s_values = reinterpret_cast<T*>(s_raw);
+  index_t* s_keys = reinterpret_cast<index_t*>(s_values + rows_per_block * l.table_size);
+  const int group = threadIdx.x / Group;
+  const int lane = threadIdx.x % Group;
+  const std::int64_t i = std::int64_t{blockIdx.x} * rows_per_block + group;
+  for (unsigned s = threadIdx.x; s < rows_per_block * l.table_size; s += Block) {
+    s_keys[s] = empty_key;
+    s_values[s] = T(0);
+  }
+  __syncthreads();
+  index_t* keys = s_keys + group * l.table_size;
+  T* values = s_values + group * l.table_size;
+  index_t row = 0;
+  if (i < l.count) {
+    row = row_at(l.bins, l.first + i);
+    T a_value = T(0);
+    std::int64_t a_entry = -1;
+    for_each_product(p, __ldg(p.a_row_ptr + row), __ldg(p.a_row_ptr + row + 1), lane, Group,
+                     l.per_entry, [&](std::int64_t j, index_t q) {
+                       if (j != a_entry) {
+                         a_entry = j;
+                         a_value = p.alpha * __ldg(p.a_values + j);
+                       }
+                       accumulate(keys, values, l.table_size, __ldg(p.b_col_idx + q),
+                                  a_value * __ldg(p.b_values + q));
+                     });
+  }
+  __syncthreads();
+  // The row's entries move to the front of its table in slot order (in place: an entry only
+  // moves down, to a slot already read), so the sort touches the row's n entries, not the
+  // whole table.
+  index_t n = 0;
+  if constexpr (Group <= 32) {
+    // Warp-synchronous: every group of the warp walks the same number of chunks.
+    const int group_shift = (threadIdx.x & 31) & ~(Group - 1);
+    const unsigned group_bits = Group == 32 ? 0xffffffffu : ((1u << Group) - 1) << group_shift;
+    for (unsigned base = 0; base < l.table_size; base += Group) {
+      const unsigned s = base + lane;
+      const index_t key = s < l.table_size ? keys[s] : empty_key;
+      const T value = s < l.table_size ? values[s] : T(0);
+      const bool valid = key != empty_key;
+      const unsigned mine = (__ballot_sync(0xffffffffu, valid) & group_bits) >> group_shift;
+      const int before = __popc(mine & ((1u << lane) - 1));
+      __syncwarp();
+      if (valid) {
+        keys[n + before] = key;
+        values[n + before] = value;
+      }
+      n += __popc(mine);
+      __syncwarp();
+    }
+    if (i >= l.count) return;
+    // Rank by counting: at most a few hundred entries, read by broadcast.
+    const index_t start = c_row_ptr[row];
+    for (index_t e = lane; e < n; e += Group) {
+      const index_t key = keys[e];
+      index_t rank = 0;
+      for (index_t t = 0; t < n; ++t)
+        rank += keys[t] < key;
+      c_col_idx[start + rank] = key;
+      c_values[start + rank] = values[e];
+    }
+  } else {
+    __shared__ int s_warp_counts[Block / 32];
+    const int warp = threadIdx.x / 32;
+    const int warp_lane = threadIdx.x & 31;
+    for (unsigned base = 0; base < l.table_size; base += Block) {
+      const unsigned s = base + threadIdx.x;
+      const index_t key = s < l.table_size ? keys[s] : empty_key;
+      const T value = s < l.table_size ? values[s] : T(0);
+      const bool valid = key != empty_key;
+      const unsigned ballot = __ballot_sync(0xffffffffu, valid);
+      if (warp_lane == 0) s_warp_counts[warp] = __popc(ballot);
+      __syncthreads();
+      int offset = __popc(ballot & ((1u << warp_lane) - 1));
+      int total = 0;
+      for (int w = 0; w < Block / 32; ++w) {
+        const int c = s_warp_counts[w];
+        offset += w < warp ? c : 0;
+        total += c;
+      }
+      if (valid) {
+        keys[n + offset] = key;
+        values[n + offset] = value;
+      }
+      n += total;
+      __syncthreads();
+    }
+    unsigned padded = 1;
+    while (padded < static_cast<unsigned>(n))
+      padded <<= 1;
+    for (unsigned s = n + threadIdx.x; s < padded; s += Block)
+      keys[s] = empty_key;
+    __syncthreads();
+    bitonic_sort<T, Block>(keys, values, padded);
+    const index_t start = c_row_ptr[row];
+    for (index_t s = threadIdx.x; s < n; s += Block) {
+      c_col_idx[start + s] = keys[s];
+      c_values[start + s] = values[s];
+    }
+  }
+}
+
+// ---- the long-row path: dense accumulators in global memory, rows split across blocks ---------
+
+// Blocks a long row gets: one per `products_per_block` products, at most one per entry of A.
+// Symbolic: also zeroes the row's count, which the blocks then add to.
+template <class T>
+__global__ void __launch_bounds__(setup_threads)
+    long_row_blocks(operands<T> p, const index_t* bins, std::int64_t first, std::int64_t count,
+                    std::int64_t products_per_block, index_t* blocks, index_t* zero_counts) {
+  const std::int64_t i = std::int64_t{blockIdx.x} * setup_threads + threadIdx.x;
+  if (i >= count) return;
+  const index_t row = row_at(bins, first + i);
+  const index_t begin = __ldg(p.a_row_ptr + row);
+  const index_t end = __ldg(p.a_row_ptr + row + 1);
+  std::int64_t products = 0;
+  for (index_t j = begin; j < end; ++j) {
+    const index_t k = __ldg(p.a_col_idx + j);
+    products += __ldg(p.b_row_ptr + k + 1) - __ldg(p.b_row_ptr + k);
+  }
+  const std::int64_t wanted = (products + products_per_block - 1) / products_per_block;
+  const std::int64_t most = end - begin > 1 ? end - begin : 1;
+  blocks[i] = static_cast<index_t>(wanted < 1 ? 1 : wanted > most ? most : wanted);
+  if (zero_counts) zero_counts[row] = 0;
+}
+
+// One batch of long rows: rows bins[first + r] for r in [r_begin, r_end), each owning slot
+// r − r_begin of the workspace; block b of the launch is work item item_offsets[r_begin] + b.
+struct long_batch {
+  const index_t* bins;
+  std::int64_t first;
+  const index_t* item_offsets;  // (long rows + 1): exclusive sum of blocks per row
+  std::int64_t r_begin;
+  std::int64_t r_end;
+  int per_entry;
+  std::int64_t words;  // 32-bit bitmap words per slot
+};
+
+struct long_item {
+  index_t row;
+  std::int64_t slot;
+  std::int64_t begin;  // A entries of this block
+  std::int64_t end;
+};
+
+__device__ long_item locate_item(const long_batch& l, const index_t* a_row_ptr) {
+  const std::int64_t item = std::int64_t{l.item_offsets[l.r_begin]} + blockIdx.x;
+  std::int64_t lo = l.r_begin;
+  std::int64_t hi = l.r_end - 1;
+  while (lo < hi) {  // the last r with item_offsets[r] <= item
+    const std::int64_t mid = (lo + hi + 1) / 2;
+    if (l.item_offsets[mid] <= item)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  long_item it;
+  it.row = row_at(l.bins, l.first + lo);
+  it.slot = lo - l.r_begin;
+  const std::int64_t pieces = l.item_offsets[lo + 1] - l.item_offsets[lo];
+  const std::int64_t piece = item - l.item_offsets[lo];
+  const std::int64_t a_begin = a_row_ptr[it.row];
+  const std::int64_t a_length = a_row_ptr[it.row + 1] - a_begin;
+  it.begin = a_begin + a_length * piece / pieces;
+  it.end = a_begin + a_length * (piece + 1) / pieces;
+  return it;
+}
+
+// Symbolic: a bit per column of C's row; a block counts the bits it was first to set.
+template <class T>
+__global__ void __launch_bounds__(long_threads)
+    symbolic_long(operands<T> p, long_batch l, unsigned* bitmaps, index_t* row_nnz) {
+  __shared__ int s_count;
+  if (threadIdx.x == 0) s_count = 0;
+  __syncthreads();
+  const long_item it = locate_item(l, p.a_row_ptr);
+  unsigned* bits = bitmaps + it.slot * l.words;
+  int count = 0;
+  for_each_product(p, it.begin, it.end, threadIdx.x, long_threads, l.per_entry,
+                   [&](std::int64_t, index_t q) {
+                     const index_t c = __ldg(p.b_col_idx + q);
+                     const unsigned mask = 1u << (c & 31);
+                     if (bits[c >> 5] & mask) return;
+                     count += (atomicOr(bits + (c >> 5), mask) & mask) == 0;
+                   });
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    count += __shfl_xor_sync(0xffffffffu, count, offset);
+  if ((threadIdx.x & 31) == 0 && count) atomicAdd(&s_count, count);
+  __syncthreads();
+  if (threadIdx.x == 0 && s_count) atomicAdd(row_nnz + it.row, s_count);
+}
+
+// Numeric: a value per column of C's row and the bitmap of the columns present.
+template <class T>
+__global__ void __launch_bounds__(long_threads)
+    numeric_long(operands<T> p, long_batch l, T* dense_values, unsigned* bitmaps) {
+  const long_item it = locate_item(l, p.a_row_ptr);
+  T* values = dense_values + it.slot * std::int64_t{p.cols};
+  unsigned* bits = bitmaps + it.slot * l.words;
+  T a_value = T(0);
+  std::int64_t a_entry = -1;
+  for_each_product(p, it.begin, it.end, threadIdx.x, long_threads, l.per_entry,
+                   [&](std::int64_t j, index_t q) {
+                     if (j != a_entry) {
+                       a_entry = j;
+                       a_value = p.alpha * __ldg(p.a_values + j);
+                     }
+                     const index_t c = __ldg(p.b_col_idx + q);
+                     const unsigned mask = 1u << (c & 31);
+                     if (!(bits[c >> 5] & mask)) atomicOr(bits + (c >> 5), mask);
+                     atomicAdd(values + c, a_value * __ldg(p.b_values + q));
+                   });
+}
+
+// A block per long row walks its bitmap in column order, so the row comes out sorted with no
+// sort; it clears what it read, leaving the slot zeroed for the next batch.
+template <class T>
+__global__ void __launch_bounds__(compact_threads)
+    compact_long(long_batch l, index_t cols, T* dense_values, unsigned* bitmaps,
+                 const index_t* __restrict__ c_row_ptr, index_t* __restrict__ c_col_idx,
+                 T* __restrict__ c_values) {
+  using scan = cub::BlockScan<int, compact_threads>;
+  __shared__ typename scan::TempStorage temp;
+  const std::int64_t r = l.r_begin + blockIdx.x;
+  const index_t row = row_at(l.bins, l.first + r);
+  const std::int64_t slot = r - l.r_begin;
+  T* values = dense_values + slot * std::int64_t{cols};
+  unsigned* bits = bitmaps + slot * l.words;
+  std::int64_t out = c_row_ptr[row];
+  for (std::int64_t base = 0; base < l.words; base += compact_threads) {
+    const std::int64_t w = base + threadIdx.x;
+    unsigned word = w < l.words ? bits[w] : 0u;
+    int offset = 0;
+    int total = 0;
+    scan(temp).ExclusiveSum(__popc(word), offset, total);
+    std::int64_t at = out + offset;
+    if (word) bits[w] = 0u;
+    while (word) {
+      const int bit = __ffs(word) - 1;
+      word &= word - 1;
+      const index_t c = static_cast<index_t>(w * 32 + bit);
+      c_col_idx[at] = c;
+      c_values[at] = values[c];
+      values[c] = T(0);
+      ++at;
+    }
+    out += total;
+    __syncthreads();  // temp is reused by the next scan
+  }
+}
+
+// ---- configuration from the device ------------------------------------------------------------
+
+enum class phase { symbolic, numeric };
+
+// One shared-memory kernel shape: `block` threads, `group` of them per row, a table of
+// `table_size` slots per row, `blocks_per_sm` resident blocks (full occupancy, except the last
+// shape, which takes all shared memory at half occupancy to keep more rows off the long path).
+struct table_shape {
+  int block = 0;
+  int group = 0;
+  int blocks_per_sm = 0;
+  unsigned table_size = 0;
+  std::size_t shared_bytes = 0;  // dynamic shared memory per block
+  std::int64_t max_work = 0;     // largest products (symbolic) or row length (numeric) taken
+};
+
+// Shapes, smallest first. The symbolic tables hold 4-byte keys and take rows up to
+// table/symbolic_load products (distinct columns ≤ products, so they never fill); the numeric
+// tables hold key + value and take rows up to table/numeric_load entries (exact, from the
+// symbolic phase). Block tables in the numeric phase are powers of two for the bitonic sort.
+constexpr double symbolic_load = 1.2;  // the paper's Sym_1.2x
+constexpr double numeric_load = 2.0;   // the paper's Num_2x
+constexpr std::array<std::array<int, 2>, 7> block_group = {
+    {{256, 8}, {256, 32}, {64, 64}, {128, 128}, {256, 256}, {512, 512}, {1024, 1024}}};
+
+std::vector<table_shape> make_shapes(const device_properties& d, phase ph, std::size_t value_bytes) {
+  const std::size_t slot_bytes = sizeof(index_t) + (ph == phase::numeric ? value_bytes : 0);
+  const std::size_t reserved = d.reserved_shared_memory_per_block;
+  const int max_blocks = std::max(d.max_blocks_per_sm, 1);
+  const int threads = std::max(d.max_threads_per_sm, 1);
+  std::vector<table_shape> shapes;
+  auto add = [&](int block, int group, int blocks_per_sm) {
+    table_shape s;
+    s.block = block;
+    s.group = group;
+    s.blocks_per_sm = blocks_per_sm;
+    const std::size_t static_bytes = 64;  // the kernels' own counters
+    std::size_t per_block = d.shared_memory_per_sm / blocks_per_sm;
+    per_block = per_block > reserved + static_bytes ? per_block - reserved - static_bytes : 0;
+    per_block = std::min(per_block, d.shared_memory_per_block_optin - static_bytes);
+    const int rows = block / group;
+    std::size_t table = per_block / rows / slot_bytes;
+    if (ph == phase::numeric && group == block)
+      table = table ? std::size_t{1} << (63 - __builtin_clzll(table)) : 0;  // power of two
+    if (table < 8) return;
+    s.table_size = static_cast<unsigned>(table);
+    s.shared_bytes = table * rows * slot_bytes;
+    const double load = ph == phase::symbolic ? symbolic_load : numeric_load;
+    s.max_work = static_cast<std::int64_t>(static_cast<double>(table) / load);
+    if (!shapes.empty() && s.max_work <= shapes.back().max_work) return;
+    shapes.push_back(s);
+  };
+  for (const auto& [block, group] : block_group)
+    add(block, group, std::clamp(threads / block, 1, max_blocks));
+  add(1024, 1024, 1);  // all shared memory for one block: the largest table
+  return shapes;
+}
+
+// Kernels of one shape as function pointers, so a shape table drives every launch.
+template <class T>
+struct shape_kernels {
+  void (*symbolic)(operands<T>, bin_launch, index_t*);
+  void (*numeric)(operands<T>, bin_launch, const index_t*, index_t*, T*);
+};
+
+template <class T>
+shape_kernels<T> kernels_for(int block, int group) {
+  if (block == 256 && group == 8)
+    return {symbolic_shared<T, 256, 8>, numeric_shared<T, 256, 8>};
+  if (block == 256 && group == 32)
+    return {symbolic_shared<T, 256, 32>, numeric_shared<T, 256, 32>};
+  if (block == 64) return {symbolic_shared<T, 64, 64>, numeric_shared<T, 64, 64>};
+  if (block == 128) return {symbolic_shared<T, 128, 128>, numeric_shared<T, 128, 128>};
+  if (block == 256) return {symbolic_shared<T, 256, 256>, numeric_shared<T, 256, 256>};
+  if (block == 512) return {symbolic_shared<T, 512, 512>, numeric_shared<T, 512, 512>};
+  return {symbolic_shared<T, 1024, 1024>, numeric_shared<T, 1024, 1024>};
+}
+
+// Lets a kernel take more than 48 KB of dynamic shared memory and prefer shared memory over L1.
+template <class Kernel>
+void allow_shared(Kernel kernel, std::size_t bytes) {
+  SPADE_CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(bytes)),
+                 "sizing the shared memory of a hash_spgemm kernel");
+  SPADE_CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                      cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      cudaSharedmemCarveoutMaxShared),
+                 "preferring shared memory for a hash_spgemm kernel");
+}
+
+// ---- streams: bins run concurrently, the longest launched first -------------------------------
+
+constexpr int side_stream_count = 3;
+
+// Per device, made once and kept for the process: the side streams bins are spread over and
+// the events that fork them from, and join them back to, the context's stream.
+struct side_streams {
+  std::mutex mutex;
+  cudaStream_t streams[side_stream_count] = {};
+  cudaEvent_t fork = nullptr;
+  cudaEvent_t joins[side_stream_count] = {};
+};
+
+side_streams& side_streams_of(int device) {
+  static std::mutex table_mutex;
+  static std::vector<std::unique_ptr<side_streams>> table;
+  std::lock_guard<std::mutex> lock(table_mutex);
+  if (table.size() <= static_cast<std::size_t>(device)) table.resize(device + 1);
+  auto& entry = table[device];
+  if (!entry) {
+    auto made = std::make_unique<side_streams>();
+    for (auto& s : made->streams)
+      SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+                     "creating the hash_spgemm side streams");
+    SPADE_CUDA_TRY(cudaEventCreateWithFlags(&made->fork, cudaEventDisableTiming),
+                   "creating the hash_spgemm events");
+    for (auto& e : made->joins)
+      SPADE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                     "creating the hash_spgemm events");
+    entry = std::move(made);
+  }
+  return *entry;
+}
+
+// Launches on the context stream and the side streams in turn between fork() and join(); the
+// work queued on the context stream before fork() comes first on all of them, and everything
+// after join() waits for all of them.
+class stream_fan {
+ public:
+  stream_fan(cudaStream_t main, int device) : main_(main), sides_(side_streams_of(device)) {}
+  void fork() {
+    SPADE_CUDA_TRY(cudaEventRecord(sides_.fork, main_), "forking the hash_spgemm streams");
+    for (auto s : sides_.streams)
+      SPADE_CUDA_TRY(cudaStreamWaitEvent(s, sides_.fork, 0), "forking the hash_spgemm streams");
+    next_ = 0;
+  }
+  cudaStream_t next() {
+    const int k = next_++ % (side_stream_count + 1);
+    return k == 0 ? main_ : sides_.streams[k - 1];
+  }
+  void join() {
+    for (int k = 0; k < side_stream_count; ++k) {
+      SPADE_CUDA_TRY(cudaEventRecord(sides_.joins[k], sides_.streams[k]),
+                     "joining the hash_spgemm streams");
+      SPADE_CUDA_TRY(cudaStreamWaitEvent(main_, sides_.joins[k], 0),
+                     "joining the hash_spgemm streams");
+    }
+  }
+  std::mutex& mutex() { return sides_.mutex; }
+
+ private:
+  cudaStream_t main_;
+  side_streams& sides_;
+  int next_ = 0;
+};
+
+// ---- the product ------------------------------------------------------------------------------
+
+// Products per block of the long-row path (docs/spgemm.md).
+constexpr std::int64_t long_products_per_block = 16384;
+
+int per_entry_for(double mean_b_row) {
+  int t = 1;
+  while (t < 32 && t < mean_b_row)
+    t *= 2;
+  return t;
+}
+
+template <class T>
+class product_run {
+ public:
+  product_run(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b, context& ctx,
+              hash_spgemm_report* report, bool timed)
+      : a_(a), b_(b), ctx_(ctx), stream_(detail::stream_of(ctx)), report_(report), timed_(timed) {
+    p_ = operands<T>{a.row_ptr().data(), a.col_idx().data(), a.values().data(),
+                     b.row_ptr().data(), b.col_idx().data(), b.values().data(),
+                     a.rows(),           b.cols(),           alpha};
+    const auto& d = ctx.properties();
+    symbolic_shapes_ = make_shapes(d, phase::symbolic, sizeof(T));
+    numeric_shapes_ = make_shapes(d, phase::numeric, sizeof(T));
+    per_entry_ = per_entry_for(b.rows() > 0 ? static_cast<double>(b.nnz()) / b.rows() : 0.0);
+    if (report_) {
+      *report_ = hash_spgemm_report{};
+      for (const auto& s : symbolic_shapes_) report_->symbolic_tables.push_back(s.table_size);
+      for (const auto& s : numeric_shapes_) report_->numeric_tables.push_back(s.table_size);
+    }
+  }
+
+  csr<T, gpu> run(bool values) {
+    const index_t m = a_.rows();
+    const index_t n = b_.cols();
+    device_buffer<index_t> row_ptr(static_cast<std::size_t>(m) + 1, ctx_);
+    if (m == 0 || n == 0 || a_.nnz() == 0 || b_.nnz() == 0) {
+      row_ptr.fill_zero();
+      return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), {}, {});
+    }
+    mark("start");
+    // Setup: products per row into C's row pointers, bins counted (Algorithm 1).
+    const bin_ranges sym_ranges = ranges_of(symbolic_shapes_);
+    device_buffer<bin_counters> counters(2, ctx_);
+    counters.fill_zero();
+    SPADE_CUDA_TRY(cudaMemsetAsync(row_ptr.data() + m, 0, sizeof(index_t), stream_),
+                   "clearing C's last row pointer (hash_spgemm)");
+    count_bins<T><<<blocks_for(m), setup_threads, 0, stream_>>>(p_, true, row_ptr.data(),
+                                                                 sym_ranges, counters.data());
+    SPADE_CHECK_LAUNCH("counting the products per row (hash_spgemm)");
+    mark("products per row");
+    // Allocated while the count runs (the paper's overlap of allocation and kernels).
+    device_buffer<index_t> bins(static_cast<std::size_t>(m), ctx_);
+    bin_counters sym{};
+    ctx_.copy_to_host(&sym, counters.data(), sizeof(sym));
+    if (report_) {
+      report_->products = static_cast<std::int64_t>(sym.total);
+      report_->symbolic_bins.assign(sym.size, sym.size + sym_ranges.count);
+    }
+    if (sym.total == 0) {  // no products: every row of C is empty
+      row_ptr.fill_zero();
+      return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), {}, {});
+    }
+    const bin_starts sym_starts = place(sym_ranges, sym, row_ptr.data(), counters.data(), bins);
+    mark("symbolic binning");
+
+    symbolic(sym_ranges, sym, sym_starts, bins, row_ptr.data());
+    mark("symbolic");
+
+    // Numeric binning by row length (pass 1), nnz(C) to the host, then C's arrays.
+    const bin_ranges num_ranges = ranges_of(numeric_shapes_);
+    count_bins<T><<<blocks_for(m), setup_threads, 0, stream_>>>(p_, false, row_ptr.data(),
+                                                                 num_ranges, counters.data() + 1);
+    SPADE_CHECK_LAUNCH("counting the row lengths of C (hash_spgemm)");
+    bin_counters num{};
+    ctx_.copy_to_host(&num, counters.data() + 1, sizeof(num));
+    if (report_) {
+      report_->nnz = static_cast<std::int64_t>(num.total);
+      report_->numeric_bins.assign(num.size, num.size + num_ranges.count);
+    }
+    if (num.total > static_cast<unsigned long long>(INT_MAX))
+      throw invalid_matrix("hash_spgemm: " + std::to_string(num.total) + " nonzeros in the " +
+                           detail::shape_text(m, n) +
+                           " product exceed the 32-bit index type (at most 2147483647)");
+    const auto nnz = static_cast<std::size_t>(num.total);
+    c_bytes_ = nnz * (sizeof(index_t) + sizeof(T)) + (static_cast<std::size_t>(m) + 1) * sizeof(index_t);
+    if (!values) {
+      row_ptr.fill_zero();
+      return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), {}, {});
+    }
+    device_buffer<index_t> col_idx(nnz, ctx_);
+    device_buffer<T> c_values(nnz, ctx_);
+    const bin_starts num_starts = place(num_ranges, num, row_ptr.data(), counters.data() + 1, bins);
+    mark("numeric binning");
+    detail::cub_run(ctx_, "summing C's row lengths (hash_spgemm)", [&](void* temp, std::size_t& b) {
+      return cub::DeviceScan::ExclusiveSum(temp, b, row_ptr.data(), row_ptr.data(), m + 1,
+                                           stream_);
+    });
+    mark("row offsets");
+
+    numeric(num_ranges, num, num_starts, bins, row_ptr.data(), col_idx.data(), c_values.data());
+    mark("numeric");
+    finish_report(nnz);
+    return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), std::move(col_idx),
+                       std::move(c_values));
+  }
+
+ private:
+  unsigned blocks_for(std::int64_t items) const {
+    return static_cast<unsigned>((items + setup_threads - 1) / setup_threads);
+  }
+
+  static bin_ranges ranges_of(const std::vector<table_shape>& shapes) {
+    bin_ranges r;
+    for (const auto& s : shapes)
+      r.upper[r.count++] = s.max_work;
+    r.upper[r.count++] = std::numeric_limits<std::int64_t>::max();  // the long-row path
+    return r;
+  }
+
+  // Pass 2 (Algorithm 2) unless one bin holds every row, when bins are the identity (Algorithm
+  // 3's case, without even its kernel).
+  bin_starts place(const bin_ranges& ranges, const bin_counters& c, const index_t* work,
+                   bin_counters* d_counters, device_buffer<index_t>& bins) {
+    bin_starts starts;
+    std::int64_t at = 0;
+    int filled = 0;
+    for (int b = 0; b < ranges.count; ++b) {
+      starts.start[b] = at;
+      at += static_cast<std::int64_t>(c.size[b]);
+      filled += c.size[b] != 0;
+    }
+    identity_ = filled == 1;
+    if (!identity_) {
+      fill_bins<<<blocks_for(a_.rows()), setup_threads, 0, stream_>>>(
+          work, a_.rows(), ranges, starts, d_counters, bins.data());
+      SPADE_CHECK_LAUNCH("placing rows into bins (hash_spgemm)");
+    }
+    return starts;
+  }
+
+  const index_t* bins_or_identity(const device_buffer<index_t>& bins) const {
+    return identity_ ? nullptr : bins.data();
+  }
+
+  // Launches every non-empty bin, the long path first (on the context stream, which owns its
+  // workspace; it reads its split back to the host before the other bins are queued), then the
+  // tables from the largest down, spread over the side streams.
+  template <class LaunchShape, class LaunchLong>
+  void launch_bins(const std::vector<table_shape>& shapes, const bin_counters& c,
+                   LaunchShape&& launch_shape, LaunchLong&& launch_long) {
+    const int long_bin = static_cast<int>(shapes.size());
+    if (c.size[long_bin]) launch_long();
+    int shaped = 0;
+    for (int b = 0; b < long_bin; ++b)
+      shaped += c.size[b] != 0;
+    if (shaped == 0) return;
+    if (shaped == 1) {  // one kernel: no streams to fork
+      for (int b = long_bin - 1; b >= 0; --b)
+        if (c.size[b]) launch_shape(b, stream_);
+      return;
+    }
+    stream_fan fan(stream_, ctx_.properties().ordinal);
+    std::lock_guard<std::mutex> lock(fan.mutex());
+    fan.fork();
+    for (int b = long_bin - 1; b >= 0; --b)
+      if (c.size[b]) launch_shape(b, fan.next());
+    fan.join();
+  }
+
+  void symbolic(const bin_ranges&, const bin_counters& c, const bin_starts& starts,
+                const device_buffer<index_t>& bins, index_t* row_nnz) {
+    const index_t* bin_rows = bins_or_identity(bins);
+    const int long_bin = static_cast<int>(symbolic_shapes_.size());
+    launch_bins(
+        symbolic_shapes_, c,
+        [&](int b, cudaStream_t s) {
+          const table_shape& sh = symbolic_shapes_[b];
+          const auto k = kernels_for<T>(sh.block, sh.group);
+          allow_shared(k.symbolic, sh.shared_bytes);
+          const std::int64_t rows = static_cast<std::int64_t>(c.size[b]);
+          const int per_block = sh.block / sh.group;
+          const bin_launch l{bin_rows, starts.start[b], rows, sh.table_size,
+                             std::min(per_entry_, sh.group)};
+          k.symbolic<<<static_cast<unsigned>((rows + per_block - 1) / per_block), sh.block,
+                       sh.shared_bytes, s>>>(p_, l, row_nnz);
+          SPADE_CHECK_LAUNCH("counting the columns of C's rows (hash_spgemm symbolic)");
+        },
+        [&] {
+          long_rows(bin_rows, starts.start[long_bin], static_cast<std::int64_t>(c.size[long_bin]),
+                    /*numeric=*/false, row_nnz, nullptr, nullptr, nullptr);
+        });
+  }
+
+  void numeric(const bin_ranges&, const bin_counters& c, const bin_starts& starts,
+               const device_buffer<index_t>& bins, const index_t* c_row_ptr, index_t* c_col_idx,
+               T* c_values) {
+    const index_t* bin_rows = bins_or_identity(bins);
+    const int long_bin = static_cast<int>(numeric_shapes_.size());
+    launch_bins(
+        numeric_shapes_, c,
+        [&](int b, cudaStream_t s) {
+          const table_shape& sh = numeric_shapes_[b];
+          const auto k = kernels_for<T>(sh.block, sh.group);
+          allow_shared(k.numeric, sh.shared_bytes);
+          const std::int64_t rows = static_cast<std::int64_t>(c.size[b]);
+          const int per_block = sh.block / sh.group;
+          const bin_launch l{bin_rows, starts.start[b], rows, sh.table_size,
+                             std::min(per_entry_, sh.group)};
+          k.numeric<<<static_cast<unsigned>((rows + per_block - 1) / per_block), sh.block,
+                      sh.shared_bytes, s>>>(p_, l, c_row_ptr, c_col_idx, c_values);
+          SPADE_CHECK_LAUNCH("computing the values of C's rows (hash_spgemm numeric)");
+        },
+        [&] {
+          long_rows(bin_rows, starts.start[long_bin], static_cast<std::int64_t>(c.size[long_bin]),
+                    /*numeric=*/true, nullptr, c_row_ptr, c_col_idx, c_values);
+        });
+  }
+
+  // The long-row path for `count` rows bins[first…]: blocks per row by products, then batches of
+  // as many rows as the workspace budget has slots for.
+  void long_rows(const index_t* bin_rows, std::int64_t first, std::int64_t count,
+                 bool numeric, index_t* row_nnz, const index_t* c_row_ptr, index_t* c_col_idx,
+                 T* c_values) {
+    const cudaStream_t s = stream_;
+    const std::int64_t words = (std::int64_t{b_.cols()} + 31) / 32;
+    const std::size_t slot_bytes =
+        static_cast<std::size_t>(words) * 4 +
+        (numeric ? static_cast<std::size_t>(b_.cols()) * sizeof(T) : std::size_t{0});
+    // Budget: symbolic 16 bytes per row of A (O(rows)); numeric a quarter of C's bytes. At least
+    // one slot, and never more than half the free memory.
+    std::size_t budget = numeric ? c_bytes_ / 4 : static_cast<std::size_t>(a_.rows()) * 16;
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+      budget = std::min(budget, free_bytes / 2);
+    const std::int64_t slots = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(budget / slot_bytes), 1, std::max<std::int64_t>(count, 1));
+    if (slot_bytes > free_bytes && free_bytes != 0)
+      throw out_of_memory("hash_spgemm: a long row of C needs a dense accumulator of " +
+                          std::to_string(slot_bytes) + " bytes (" + std::to_string(b_.cols()) +
+                          " columns); " + std::to_string(free_bytes) + " bytes are free");
+
+    device_buffer<index_t> offsets(static_cast<std::size_t>(count) + 1, ctx_);
+    long_row_blocks<T><<<blocks_for(count), setup_threads, 0, s>>>(
+        p_, bin_rows, first, count, long_products_per_block, offsets.data(),
+        numeric ? nullptr : row_nnz);
+    SPADE_CHECK_LAUNCH("splitting long rows across blocks (hash_spgemm)");
+    SPADE_CUDA_TRY(cudaMemsetAsync(offsets.data() + count, 0, sizeof(index_t), s),
+                   "splitting long rows across blocks (hash_spgemm)");
+    detail::cub_run(ctx_, "splitting long rows across blocks (hash_spgemm)",
+                    [&](void* temp, std::size_t& bytes) {
+                      return cub::DeviceScan::ExclusiveSum(temp, bytes, offsets.data(),
+                                                           offsets.data(), count + 1, s);
+                    });
+    std::vector<index_t> host_offsets(static_cast<std::size_t>(count) + 1);
+    SPADE_CUDA_TRY(cudaMemcpyAsync(host_offsets.data(), offsets.data(),
+                                   host_offsets.size() * sizeof(index_t), cudaMemcpyDeviceToHost, s),
+                   "reading the long-row split (hash_spgemm)");
+    SPADE_CUDA_TRY(cudaStreamSynchronize(s), "reading the long-row split (hash_spgemm)");
+
+    const std::size_t workspace_bytes = static_cast<std::size_t>(slots) * slot_bytes;
+    device_buffer<std::byte> workspace(workspace_bytes, ctx_);
+    const std::size_t value_bytes =
+        numeric ? static_cast<std::size_t>(slots) * b_.cols() * sizeof(T) : 0;
+    T* dense_values = numeric ? reinterpret_cast<T*>(workspace.data()) : nullptr;
+    auto* bitmaps = reinterpret_cast<unsigned*>(workspace.data() + value_bytes);
+    if (numeric)  // cleared once: compact_long leaves every slot zeroed behind it
+      SPADE_CUDA_TRY(cudaMemsetAsync(workspace.data(), 0, workspace_bytes, s),
+                     "clearing the long-row workspace (hash_spgemm)");
+    if (report_) {
+      report_->long_rows[numeric ? 1 : 0] = count;
+      report_->long_batches[numeric ? 1 : 0] = (count + slots - 1) / slots;
+      report_->workspace_bytes = std::max(report_->workspace_bytes, workspace_bytes);
+    }
+    for (std::int64_t r = 0; r < count; r += slots) {
+      const std::int64_t r_end = std::min(count, r + slots);
+      const long_batch l{bin_rows, first, offsets.data(), r, r_end, per_entry_, words};
+      const std::int64_t items = host_offsets[r_end] - host_offsets[r];
+      if (!numeric) {
+        SPADE_CUDA_TRY(cudaMemsetAsync(bitmaps, 0, static_cast<std::size_t>(r_end - r) * words * 4, s),
+                       "clearing the long-row bitmaps (hash_spgemm)");
+        symbolic_long<T><<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, bitmaps,
+                                                                               row_nnz);
+        SPADE_CHECK_LAUNCH("counting the columns of long rows (hash_spgemm symbolic)");
+      } else {
+        numeric_long<T><<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, dense_values,
+                                                                              bitmaps);
+        SPADE_CHECK_LAUNCH("computing the values of long rows (hash_spgemm numeric)");
+        compact_long<T><<<static_cast<unsigned>(r_end - r), compact_threads, 0, s>>>(
+            l, b_.cols(), dense_values, bitmaps, c_row_ptr, c_col_idx, c_values);
+        SPADE_CHECK_LAUNCH("writing long rows in column order (hash_spgemm numeric)");
+      }
+    }
+  }
+
+  // Phase boundaries as events on the context stream when timing was asked for.
+  void mark(const char* name) {
+    if (!report_ || !timed_) return;
+    cudaEvent_t e = nullptr;
+    SPADE_CUDA_TRY(cudaEventCreate(&e), "timing hash_spgemm phases");
+    SPADE_CUDA_TRY(cudaEventRecord(e, stream_), "timing hash_spgemm phases");
+    events_.push_back(e);
+    names_.push_back(name);
+  }
+
+  void finish_report(std::size_t nnz) {
+    if (!report_) return;
+    if (timed_ && !events_.empty()) {
+      SPADE_CUDA_TRY(cudaEventSynchronize(events_.back()), "timing hash_spgemm phases");
+      for (std::size_t i = 1; i < events_.size(); ++i) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, events_[i - 1], events_[i]);
+        report_->phase_ms.emplace_back(names_[i], ms);
+      }
+    }
+    for (auto e : events_)
+      cudaEventDestroy(e);
+    events_.clear();
+    report_->nnz = static_cast<std::int64_t>(nnz);
+  }
+
+ private:
+  std::size_t c_bytes_ = 0;
+  const csr<T, gpu>& a_;
+  const csr<T, gpu>& b_;
+  context& ctx_;
+  cudaStream_t stream_;
+  hash_spgemm_report* report_;
+  bool timed_;
+  operands<T> p_{};
+  std::vector<table_shape> symbolic_shapes_;
+  std::vector<table_shape> numeric_shapes_;
+  int per_entry_ = 1;
+  bool identity_ = false;
+  std::vector<cudaEvent_t> events_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+std::string hash_spgemm_report::describe() const {
+  std::ostringstream out;
+  out << products << " products, nnz(C) " << nnz << ", compression ratio "
+      << compression_ratio();
+  auto bins = [&](const char* what, const std::vector<std::int64_t>& rows,
+                  const std::vector<unsigned>& tables, std::int64_t long_count,
+                  std::int64_t batches) {
+    out << "; " << what << " bins (rows per table size):";
+    for (std::size_t b = 0; b < rows.size(); ++b) {
+      if (b < tables.size())
+        out << " " << tables[b] << ":" << rows[b];
+      else
+        out << " long:" << rows[b];
+    }
+    if (long_count) out << " (" << batches << " batch(es) of dense accumulators)";
+  };
+  bins("symbolic", symbolic_bins, symbolic_tables, long_rows[0], long_batches[0]);
+  bins("numeric", numeric_bins, numeric_tables, long_rows[1], long_batches[1]);
+  for (const auto& [name, ms] : phase_ms)
+    out << "; " << name << " " << ms << " ms";
+  return out.str();
+}
+
+template <scalar T>
+csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
+                        hash_spgemm_report* report, bool time_phases) {
+  detail::require_shapes(a.cols() == b.rows(), "hash_spgemm",
+                         "A is " + detail::shape_text(a.rows(), a.cols()) + ", B is " +
+                             detail::shape_text(b.rows(), b.cols()));
+  context& ctx = detail::context_of(a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(),
+                                    b.col_idx(), b.values());
+  product_run<T> run(alpha, a, b, ctx, report, time_phases);
+  return run.run(true);
+}
+
+template <scalar T>
+hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>& a, const csr<T, gpu>& b) {
+  detail::require_shapes(a.cols() == b.rows(), "hash_spgemm",
+                         "A is " + detail::shape_text(a.rows(), a.cols()) + ", B is " +
+                             detail::shape_text(b.rows(), b.cols()));
+  context& ctx = detail::context_of(a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(),
+                                    b.col_idx(), b.values());
+  hash_spgemm_report report;
+  product_run<T> run(T(1), a, b, ctx, &report, false);
+  run.run(false);
+  return report;
+}
+
+#define SPADE_INSTANTIATE(T)                                                                      \
+  template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&,                 \
+                                      hash_spgemm_report*, bool);                                 \
+  template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);
+SPADE_INSTANTIATE(float)
+SPADE_INSTANTIATE(double)
+#undef SPADE_INSTANTIATE
+
+}  // namespace spade::device

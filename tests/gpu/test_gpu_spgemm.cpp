@@ -1,0 +1,286 @@
+// GPU suite for hash_spgemm (paper 004): C = alpha·A·B against Eigen in double on every bin, the
+// long-row path, edge shapes and every real matrix (A·A and A·Aᵀ), and the planner's choice.
+#include <doctest/doctest.h>
+
+#include <Eigen/SparseCore>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <spade/device/kernels.hpp>
+#include <spade/spade.hpp>
+
+#include "gpu_support.hpp"
+#include "test_support.hpp"
+
+using spade::cpu;
+using spade::gpu;
+using spade::index_t;
+using spade::testing::fresh_seed;
+using spade::testing::pool_guard;
+using spade::testing::random_csr;
+using spade::testing::splitmix64;
+
+namespace {
+
+using sparse_d = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+
+bool no_device() {
+  static bool said = false;
+  std::string reason;
+  if (spade::device_available(&reason)) return false;
+  if (!said) {
+    MESSAGE("skipped: no CUDA device (" << reason << "); the hash_spgemm tests need one");
+    said = true;
+  }
+  return true;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+template <class T>
+sparse_d widen(const spade::csr<T, cpu>& a, bool magnitude = false) {
+  sparse_d s(a.rows(), a.cols());
+  std::vector<Eigen::Triplet<double>> entries;
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const double v = static_cast<double>(a.values()[k]);
+      entries.emplace_back(i, a.col_idx()[k], magnitude ? std::abs(v) : v);
+    }
+  s.setFromTriplets(entries.begin(), entries.end());
+  return s;
+}
+
+// Fills `bytes` of the pool with all-ones bits and gives them back, so C's arrays most likely
+// come from them: an entry hash_spgemm forgets to write shows as NaN or column -1.
+void poison_pool(std::size_t bytes) {
+  if (bytes == 0) return;
+  const spade::device_buffer<unsigned char> poison(std::vector<unsigned char>(bytes, 0xff));
+}
+
+// `got` against alpha·A·B in double by Eigen: the same pattern (Eigen's unpruned one: every
+// position some product reaches, explicit zeros included), rows sorted, each value within
+// (terms + 2)·ε(T)·(|alpha|·|A|·|B|) of the exact one.
+template <class T>
+void check_product(const std::string& what, const spade::csr<T, cpu>& got,
+                   const spade::csr<T, cpu>& a, const spade::csr<T, cpu>& b, double alpha = 1.0) {
+  CAPTURE(what);
+  const sparse_d want = sparse_d(alpha * (widen(a) * widen(b))).pruned(0.0, 0.0);
+  // The pattern comes from |A|·|B| (no cancellation there), the values from A·B.
+  const sparse_d magnitude = sparse_d(widen(a, true) * widen(b, true));
+  REQUIRE(got.rows() == a.rows());
+  REQUIRE(got.cols() == b.cols());
+  CAPTURE(got.nnz());
+  CAPTURE(magnitude.nonZeros());
+  std::vector<index_t> terms(static_cast<std::size_t>(a.rows()), 0);
+  for (index_t i = 0; i < a.rows(); ++i)
+    terms[i] = a.row_ptr()[i + 1] - a.row_ptr()[i];
+  const double eps = std::numeric_limits<T>::epsilon();
+  std::size_t wrong_pattern = 0;
+  std::size_t wrong_value = 0;
+  REQUIRE(got.nnz() == magnitude.nonZeros());
+  for (index_t i = 0; i < a.rows(); ++i) {
+    sparse_d::InnerIterator m(magnitude, i);
+    sparse_d::InnerIterator w(want, i);
+    for (index_t k = got.row_ptr()[i]; k < got.row_ptr()[i + 1]; ++k, ++m) {
+      if (!m || m.col() != got.col_idx()[k]) {
+        ++wrong_pattern;
+        break;
+      }
+      while (w && w.col() < m.col())
+        ++w;
+      const double exact = (w && w.col() == m.col()) ? w.value() : 0.0;
+      const double bound = (terms[i] + 2) * eps * std::abs(alpha) * m.value() +
+                           std::numeric_limits<T>::min();
+      if (!(std::abs(static_cast<double>(got.values()[k]) - exact) <= bound)) ++wrong_value;
+    }
+    if (m) ++wrong_pattern;
+  }
+  CHECK(wrong_pattern == 0u);
+  CHECK(wrong_value == 0u);
+}
+
+template <class T>
+spade::csr<T, cpu> run_hash(const spade::csr<T, cpu>& a, const spade::csr<T, cpu>& b, T alpha,
+                            spade::device::hash_spgemm_report* report = nullptr) {
+  const auto a_d = spade::to_gpu(a);
+  const auto b_d = spade::to_gpu(b);
+  const std::size_t guess = (static_cast<std::size_t>(a.rows()) + 1) * 4 +
+                            static_cast<std::size_t>(a.nnz() + b.nnz()) * 2 * (4 + sizeof(T));
+  poison_pool(std::min<std::size_t>(guess, std::size_t{1} << 28));
+  return spade::to_cpu(spade::device::hash_spgemm(alpha, a_d, b_d, report));
+}
+
+// A csr whose listed rows hold every column (random values), the rest as in `a`.
+template <class T>
+spade::csr<T, cpu> with_full_rows(const spade::csr<T, cpu>& a, const std::vector<index_t>& rows,
+                                  splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    if (std::find(rows.begin(), rows.end(), i) != rows.end()) {
+      for (index_t j = 0; j < a.cols(); ++j) {
+        col_idx.push_back(j);
+        values.push_back(spade::testing::nonzero_value<T>(rng));
+      }
+    } else {
+      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+        col_idx.push_back(a.col_idx()[k]);
+        values.push_back(a.values()[k]);
+      }
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                            std::move(values));
+}
+
+template <class T>
+spade::csr<T, cpu> transposed(const spade::csr<T, cpu>& a) {
+  return spade::from_eigen(
+      Eigen::SparseMatrix<T, Eigen::RowMajor, int>(spade::to_eigen(a).transpose()));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: edge shapes, empty rows, rectangular operands", T, float,
+                   double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  struct pair_case {
+    std::string name;
+    spade::csr<T, cpu> a, b;
+  };
+  std::vector<pair_case> cases;
+  cases.push_back({"0x0 * 0x0", spade::csr<T, cpu>(0, 0), spade::csr<T, cpu>(0, 0)});
+  cases.push_back({"0x5 * 5x3", spade::csr<T, cpu>(0, 5), random_csr<T>(5, 3, 0.5, rng)});
+  cases.push_back({"4x0 * 0x6", spade::csr<T, cpu>(4, 0), spade::csr<T, cpu>(0, 6)});
+  cases.push_back({"5x3 * 3x0", random_csr<T>(5, 3, 0.5, rng), spade::csr<T, cpu>(3, 0)});
+  cases.push_back({"1x1 * 1x1", random_csr<T>(1, 1, 1.0, rng), random_csr<T>(1, 1, 1.0, rng)});
+  cases.push_back({"31x33 * 33x31", random_csr<T>(31, 33, 0.2, rng, 0.8, 0.05),
+                   random_csr<T>(33, 31, 0.2, rng, 0.8, 0.05)});
+  cases.push_back({"33x31 * 31x1000 (rectangular)", random_csr<T>(33, 31, 0.3, rng, 0.9),
+                   random_csr<T>(31, 1000, 0.02, rng, 0.9)});
+  cases.push_back({"70x20 without entries * 20x9", spade::csr<T, cpu>(70, 20),
+                   random_csr<T>(20, 9, 0.4, rng)});
+  cases.push_back({"200x50 * 50x40 without entries", random_csr<T>(200, 50, 0.1, rng),
+                   spade::csr<T, cpu>(50, 40)});
+  // Products that cancel exactly still leave their position in the pattern (Eigen keeps it).
+  cases.push_back({"257x95 with explicit zeros", random_csr<T>(257, 95, 0.1, rng, 0.7, 0.2),
+                   random_csr<T>(95, 257, 0.1, rng, 0.7, 0.2)});
+  if (std::getenv("SPADE_SKIP_TALL") == nullptr)
+    cases.push_back({"1000003x5 with empty rows * 5x7", random_csr<T>(1000003, 5, 0.3, rng, 0.6),
+                     random_csr<T>(5, 7, 0.5, rng)});
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    for (const T alpha : {T(1), T(-2.5)})
+      check_product(c.name, run_hash(c.a, c.b, alpha), c.a, c.b, alpha);
+  }
+}
+
+TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column, long rows", T,
+                   float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // Row lengths from 0 to 400 against a B of 20–60 per row: products per row from 0 to ~24000
+  // and row lengths of C up to the 3000 columns, so every shared-memory shape gets rows.
+  std::vector<index_t> lengths;
+  for (index_t i = 0; i < 3000; ++i)
+    lengths.push_back(static_cast<index_t>((i * 7919) % 401) * (i % 3 == 0 ? 1 : 0) + i % 5);
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (const index_t n : lengths) {
+    std::vector<index_t> cols;
+    for (index_t j = 0; j < n; ++j)
+      cols.push_back(static_cast<index_t>(rng.next() % 3000));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (index_t c : cols) {
+      col_idx.push_back(c);
+      values.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  const spade::csr<T, cpu> a(3000, 3000, std::move(row_ptr), std::move(col_idx),
+                             std::move(values));
+  const auto b = random_csr<T>(3000, 3000, 0.013, rng);
+  spade::device::hash_spgemm_report report;
+  check_product("graded rows", run_hash(a, b, T(1), &report), a, b);
+  CAPTURE(report.describe());
+  std::size_t used = 0;
+  for (std::size_t k = 0; k + 1 < report.numeric_bins.size(); ++k)
+    used += report.numeric_bins[k] != 0;
+  CHECK(used >= 5);
+
+  // Full rows of A times a B whose row 0 is full: C's rows 3 and 700 touch every one of 20000
+  // columns (long in both phases: a dense accumulator, split across blocks).
+  const auto wide_b = with_full_rows(random_csr<T>(2000, 20000, 0.002, rng, 0.9), {0}, rng);
+  const auto wide_a = with_full_rows(random_csr<T>(900, 2000, 0.003, rng, 0.7), {3, 700}, rng);
+  spade::device::hash_spgemm_report wide;
+  const auto c = run_hash(wide_a, wide_b, T(0.5), &wide);
+  CAPTURE(wide.describe());
+  check_product("full rows * 20000 columns", c, wide_a, wide_b, 0.5);
+  CHECK(wide.long_rows[0] >= 2);
+  CHECK(wide.long_rows[1] >= 2);
+  CHECK(c.row_ptr()[4] - c.row_ptr()[3] == 20000);
+
+  // A power-law matrix: R-MAT rows from 0 to thousands of entries, squared.
+  const auto g = spade::generate::rmat<T>(13, 8, seed);
+  spade::device::hash_spgemm_report power;
+  check_product("rmat scale 13 squared", run_hash(g, g, T(1), &power), g, g);
+  CAPTURE(power.describe());
+  CHECK(power.products > 0);
+}
+
+TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: A*A and A*transpose(A) on every real matrix", T, float,
+                   double) {
+  if (no_device()) return;
+  pool_guard guard;
+  for (const auto& path : spade::testing::real_matrices()) {
+    const std::string name = path.filename().string();
+    CAPTURE(name);
+    const auto a = spade::read_matrix_market<T>(path);
+    const auto at = transposed(a);
+    if (a.rows() == a.cols()) check_product("A*A", run_hash(a, a, T(1)), a, a);
+    check_product("A*transpose(A)", run_hash(a, at, T(1)), a, at);
+  }
+}
+
+TEST_CASE_TEMPLATE("sparse x sparse plans hash_spgemm; explain shows products and bins", T, float,
+                   double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const auto a_h = random_csr<T>(500, 400, 0.02, rng, 0.9);
+  const auto b_h = random_csr<T>(400, 300, 0.03, rng, 0.9);
+  const auto a = spade::to_gpu(a_h);
+  const auto b = spade::to_gpu(b_h);
+  const std::string text = spade::explain(a * b);
+  CAPTURE(text);
+  CHECK(contains(text, "chosen: hash_spgemm"));
+  CHECK(contains(text, "products"));
+  CHECK(contains(text, "compression ratio"));
+  CHECK(contains(text, "symbolic bins"));
+  spade::csr<T, gpu> c = T(3) * (a * b);
+  check_product("3*(A*B) planned", spade::to_cpu(c), a_h, b_h, 3.0);
+  c = spade::transpose(b) * spade::transpose(a);
+  check_product("B^T*A^T planned", spade::to_cpu(c), transposed(b_h), transposed(a_h));
+  // The cuSPARSE candidate stays reachable.
+  const spade::csr<T, gpu> forced = spade::eval<spade::kernels::cusparse_spgemm>(a * b);
+  check_product("forced cusparse_spgemm", spade::to_cpu(forced), a_h, b_h);
+  // Mismatched shapes are refused before any work.
+  CHECK_THROWS_AS(spade::device::hash_spgemm(T(1), a, a), spade::dimension_mismatch);
+}
