@@ -134,7 +134,7 @@ struct result_row {
   double ellr_convert_ms = NAN;  // csr → ellr (planner's layout) on the GPU, end to end
   double ellr_padding = NAN;     // padding share of that layout
   std::string ellr_launch;
-  std::string ellr_variants;  // "paper=ms t2=ms … sell=ms"
+  std::string ellr_variants;         // "paper=ms t2=ms … sell=ms"
   double spgemm_binning_pct = NAN;   // both binning steps, % of the timed-phase total
   double spgemm_extra_memory = NAN;  // the pool's peak during C = A·A less A and C, / bytes(C)
   std::string spgemm_report;         // products, bins, phases (device::hash_spgemm_report)
@@ -566,6 +566,7 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
         best.offer(v.status.name, s);
         append_note(r.note, v.status.name + " " + ms_text(s.median));
       } catch (const std::exception& e) {
+        (void)cudaGetLastError();  // a failed baseline must not leave its error to the next call
         append_note(r.note, v.status.name + " failed: " + e.what());
       }
     }
@@ -681,7 +682,8 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
 /// untimed call a little), the binning share of them, and its extra memory: the pool's peak
 /// during one call less what A and C hold, over bytes(C).
 template <class T>
-void hash_spgemm_facts(result_row& r, const csr<T, gpu>& a, std::int64_t c_nnz) {
+void hash_spgemm_facts(result_row& r, const csr<T, gpu>& a, std::int64_t c_nnz, gpu_timer& timer,
+                       const timing_options& timing) {
   device::hash_spgemm_report report;
   { const csr<T, gpu> c = device::hash_spgemm(T(1), a, a, &report, /*time_phases=*/true); }
   double total = 0;
@@ -692,6 +694,12 @@ void hash_spgemm_facts(result_row& r, const csr<T, gpu>& a, std::int64_t c_nnz) 
   }
   r.spgemm_binning_pct = total > 0 ? 100.0 * binning / total : NAN;
   r.spgemm_report = report.describe();
+  // The same product with long rows on the dense accumulator only when shared memory cannot
+  // take them (the default also sends rows of hash_spgemm_dense_row_min+ entries there).
+  const stats tables_only = timer.kernel(
+      [&] { const csr<T, gpu> c = device::hash_spgemm(T(1), a, a, nullptr, false, 0); }, timing,
+      /*hold=*/false);
+  append_note(r.note, "hash_spgemm without dense routing " + ms_text(tables_only.median));
   context& ctx = default_context();
   trim_default_pool();
   const std::size_t before = ctx.pool_bytes_in_use();
@@ -703,10 +711,10 @@ void hash_spgemm_facts(result_row& r, const csr<T, gpu>& a, std::int64_t c_nnz) 
               static_cast<std::size_t>(c_nnz) * (sizeof(index_t) + sizeof(T));
   }
   const std::size_t peak = ctx.pool_bytes_peak();
-  r.spgemm_extra_memory =
-      c_bytes > 0 ? (static_cast<double>(peak) - static_cast<double>(before) -
-                     static_cast<double>(c_bytes)) / static_cast<double>(c_bytes)
-                  : NAN;
+  r.spgemm_extra_memory = c_bytes > 0 ? (static_cast<double>(peak) - static_cast<double>(before) -
+                                         static_cast<double>(c_bytes)) /
+                                            static_cast<double>(c_bytes)
+                                      : NAN;
 }
 
 template <class T>
@@ -772,6 +780,7 @@ result_row bench_spgemm(const matrix_case<T>& mc, const csr<T, cpu>& host, const
         best.offer(v.status.name, s);
         append_note(r.note, v.status.name + " " + ms_text(s.median));
       } catch (const std::exception& e) {
+        (void)cudaGetLastError();  // a failed baseline must not leave its error to the next call
         append_note(r.note, v.status.name + " failed: " + e.what());
       }
     }
@@ -797,7 +806,7 @@ result_row bench_spgemm(const matrix_case<T>& mc, const csr<T, cpu>& host, const
     r.spade = timer.kernel(spade_call, ro.timing, /*hold=*/false);
     r.spade_e2e_ms = r.spade.median;
     first_call(r, spade_call, a, timer);
-    if (r.spade_kernel == "hash_spgemm") hash_spgemm_facts(r, a, out.nnz());
+    if (r.spade_kernel == "hash_spgemm") hash_spgemm_facts(r, a, out.nnz(), timer, ro.timing);
   }
   const double bytes = csr_bytes<T>(a.rows(), a.nnz()) + csr_bytes<T>(a.rows(), out.nnz());
   r.working_set_mb = bytes / 1e6;

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <limits>
-#include <memory>
 #include <cstddef>
 #include <cstdint>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
+#include <limits>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -567,7 +567,8 @@ constexpr double numeric_load = 2.0;   // the paper's Num_2x
 constexpr std::array<std::array<int, 2>, 7> block_group = {
     {{256, 8}, {256, 32}, {64, 64}, {128, 128}, {256, 256}, {512, 512}, {1024, 1024}}};
 
-std::vector<table_shape> make_shapes(const device_properties& d, phase ph, std::size_t value_bytes) {
+std::vector<table_shape> make_shapes(const device_properties& d, phase ph,
+                                     std::size_t value_bytes) {
   const std::size_t slot_bytes = sizeof(index_t) + (ph == phase::numeric ? value_bytes : 0);
   const std::size_t reserved = d.reserved_shared_memory_per_block;
   const int max_blocks = std::max(d.max_blocks_per_sm, 1);
@@ -609,10 +610,8 @@ struct shape_kernels {
 
 template <class T>
 shape_kernels<T> kernels_for(int block, int group) {
-  if (block == 256 && group == 8)
-    return {symbolic_shared<T, 256, 8>, numeric_shared<T, 256, 8>};
-  if (block == 256 && group == 32)
-    return {symbolic_shared<T, 256, 32>, numeric_shared<T, 256, 32>};
+  if (block == 256 && group == 8) return {symbolic_shared<T, 256, 8>, numeric_shared<T, 256, 8>};
+  if (block == 256 && group == 32) return {symbolic_shared<T, 256, 32>, numeric_shared<T, 256, 32>};
   if (block == 64) return {symbolic_shared<T, 64, 64>, numeric_shared<T, 64, 64>};
   if (block == 128) return {symbolic_shared<T, 128, 128>, numeric_shared<T, 128, 128>};
   if (block == 256) return {symbolic_shared<T, 256, 256>, numeric_shared<T, 256, 256>};
@@ -621,12 +620,13 @@ shape_kernels<T> kernels_for(int block, int group) {
 }
 
 // Lets a kernel take more than 48 KB of dynamic shared memory and prefer shared memory over L1.
+// Set before every launch: two shapes share the 1024-thread kernels with different sizes.
 template <class Kernel>
 void allow_shared(Kernel kernel, std::size_t bytes) {
-  SPADE_CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(bytes)),
-                 "sizing the shared memory of a hash_spgemm kernel");
+  SPADE_CUDA_TRY(
+      cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+      "sizing the shared memory of a hash_spgemm kernel");
   SPADE_CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                       cudaFuncAttributePreferredSharedMemoryCarveout,
                                       cudaSharedmemCarveoutMaxShared),
@@ -703,6 +703,9 @@ class stream_fan {
 
 // Products per block of the long-row path (docs/spgemm.md).
 constexpr std::int64_t long_products_per_block = 16384;
+// A numeric row goes to the dense accumulator only when it holds at least this share of C's
+// columns, so walking its bitmap costs at most 2 words per entry.
+constexpr std::int64_t dense_fill_divisor = 64;
 
 int per_entry_for(double mean_b_row) {
   int t = 1;
@@ -715,19 +718,24 @@ template <class T>
 class product_run {
  public:
   product_run(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b, context& ctx,
-              hash_spgemm_report* report, bool timed)
+              hash_spgemm_report* report, bool timed, std::int64_t dense_row_min)
       : a_(a), b_(b), ctx_(ctx), stream_(detail::stream_of(ctx)), report_(report), timed_(timed) {
+    // An error left by earlier, unrelated CUDA calls of this thread is not ours to report.
+    (void)cudaGetLastError();
     p_ = operands<T>{a.row_ptr().data(), a.col_idx().data(), a.values().data(),
                      b.row_ptr().data(), b.col_idx().data(), b.values().data(),
                      a.rows(),           b.cols(),           alpha};
     const auto& d = ctx.properties();
     symbolic_shapes_ = make_shapes(d, phase::symbolic, sizeof(T));
     numeric_shapes_ = make_shapes(d, phase::numeric, sizeof(T));
+    route_long_rows_dense(dense_row_min < 0 ? hash_spgemm_dense_row_min : dense_row_min);
     per_entry_ = per_entry_for(b.rows() > 0 ? static_cast<double>(b.nnz()) / b.rows() : 0.0);
     if (report_) {
       *report_ = hash_spgemm_report{};
-      for (const auto& s : symbolic_shapes_) report_->symbolic_tables.push_back(s.table_size);
-      for (const auto& s : numeric_shapes_) report_->numeric_tables.push_back(s.table_size);
+      for (const auto& s : symbolic_shapes_)
+        report_->symbolic_tables.push_back(s.table_size);
+      for (const auto& s : numeric_shapes_)
+        report_->numeric_tables.push_back(s.table_size);
     }
   }
 
@@ -747,7 +755,7 @@ class product_run {
     SPADE_CUDA_TRY(cudaMemsetAsync(row_ptr.data() + m, 0, sizeof(index_t), stream_),
                    "clearing C's last row pointer (hash_spgemm)");
     count_bins<T><<<blocks_for(m), setup_threads, 0, stream_>>>(p_, true, row_ptr.data(),
-                                                                 sym_ranges, counters.data());
+                                                                sym_ranges, counters.data());
     SPADE_CHECK_LAUNCH("counting the products per row (hash_spgemm)");
     mark("products per row");
     // Allocated while the count runs (the paper's overlap of allocation and kernels).
@@ -771,7 +779,7 @@ class product_run {
     // Numeric binning by row length (pass 1), nnz(C) to the host, then C's arrays.
     const bin_ranges num_ranges = ranges_of(numeric_shapes_);
     count_bins<T><<<blocks_for(m), setup_threads, 0, stream_>>>(p_, false, row_ptr.data(),
-                                                                 num_ranges, counters.data() + 1);
+                                                                num_ranges, counters.data() + 1);
     SPADE_CHECK_LAUNCH("counting the row lengths of C (hash_spgemm)");
     bin_counters num{};
     ctx_.copy_to_host(&num, counters.data() + 1, sizeof(num));
@@ -784,7 +792,8 @@ class product_run {
                            detail::shape_text(m, n) +
                            " product exceed the 32-bit index type (at most 2147483647)");
     const auto nnz = static_cast<std::size_t>(num.total);
-    c_bytes_ = nnz * (sizeof(index_t) + sizeof(T)) + (static_cast<std::size_t>(m) + 1) * sizeof(index_t);
+    c_bytes_ =
+        nnz * (sizeof(index_t) + sizeof(T)) + (static_cast<std::size_t>(m) + 1) * sizeof(index_t);
     if (!values) {
       row_ptr.fill_zero();
       return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), {}, {});
@@ -794,8 +803,7 @@ class product_run {
     const bin_starts num_starts = place(num_ranges, num, row_ptr.data(), counters.data() + 1, bins);
     mark("numeric binning");
     detail::cub_run(ctx_, "summing C's row lengths (hash_spgemm)", [&](void* temp, std::size_t& b) {
-      return cub::DeviceScan::ExclusiveSum(temp, b, row_ptr.data(), row_ptr.data(), m + 1,
-                                           stream_);
+      return cub::DeviceScan::ExclusiveSum(temp, b, row_ptr.data(), row_ptr.data(), m + 1, stream_);
     });
     mark("row offsets");
 
@@ -807,6 +815,27 @@ class product_run {
   }
 
  private:
+  // Numeric rows of at least `row_min` entries that also fill at least 1/dense_fill_divisor of
+  // C's columns take the dense accumulator, which writes them sorted without a sort; the shared
+  // tables stop below that length. 0: only rows too long for shared memory do.
+  void route_long_rows_dense(std::int64_t row_min) {
+    if (row_min <= 0) return;
+    const std::int64_t cut =
+        std::max(row_min, (std::int64_t{b_.cols()} + dense_fill_divisor - 1) / dense_fill_divisor);
+    for (std::size_t k = 0; k < numeric_shapes_.size(); ++k) {
+      if (numeric_shapes_[k].max_work >= cut) {
+        numeric_shapes_[k].max_work = cut - 1;
+        numeric_shapes_.resize(k + 1);
+        break;
+      }
+    }
+    if (report_) {
+      report_->numeric_tables.clear();
+      for (const auto& s : numeric_shapes_)
+        report_->numeric_tables.push_back(s.table_size);
+    }
+  }
+
   unsigned blocks_for(std::int64_t items) const {
     return static_cast<unsigned>((items + setup_threads - 1) / setup_threads);
   }
@@ -920,9 +949,8 @@ class product_run {
 
   // The long-row path for `count` rows bins[first…]: blocks per row by products, then batches of
   // as many rows as the workspace budget has slots for.
-  void long_rows(const index_t* bin_rows, std::int64_t first, std::int64_t count,
-                 bool numeric, index_t* row_nnz, const index_t* c_row_ptr, index_t* c_col_idx,
-                 T* c_values) {
+  void long_rows(const index_t* bin_rows, std::int64_t first, std::int64_t count, bool numeric,
+                 index_t* row_nnz, const index_t* c_row_ptr, index_t* c_col_idx, T* c_values) {
     const cudaStream_t s = stream_;
     const std::int64_t words = (std::int64_t{b_.cols()} + 31) / 32;
     const std::size_t slot_bytes =
@@ -955,9 +983,10 @@ class product_run {
                                                            offsets.data(), count + 1, s);
                     });
     std::vector<index_t> host_offsets(static_cast<std::size_t>(count) + 1);
-    SPADE_CUDA_TRY(cudaMemcpyAsync(host_offsets.data(), offsets.data(),
-                                   host_offsets.size() * sizeof(index_t), cudaMemcpyDeviceToHost, s),
-                   "reading the long-row split (hash_spgemm)");
+    SPADE_CUDA_TRY(
+        cudaMemcpyAsync(host_offsets.data(), offsets.data(), host_offsets.size() * sizeof(index_t),
+                        cudaMemcpyDeviceToHost, s),
+        "reading the long-row split (hash_spgemm)");
     SPADE_CUDA_TRY(cudaStreamSynchronize(s), "reading the long-row split (hash_spgemm)");
 
     const std::size_t workspace_bytes = static_cast<std::size_t>(slots) * slot_bytes;
@@ -979,14 +1008,15 @@ class product_run {
       const long_batch l{bin_rows, first, offsets.data(), r, r_end, per_entry_, words};
       const std::int64_t items = host_offsets[r_end] - host_offsets[r];
       if (!numeric) {
-        SPADE_CUDA_TRY(cudaMemsetAsync(bitmaps, 0, static_cast<std::size_t>(r_end - r) * words * 4, s),
-                       "clearing the long-row bitmaps (hash_spgemm)");
-        symbolic_long<T><<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, bitmaps,
-                                                                               row_nnz);
+        SPADE_CUDA_TRY(
+            cudaMemsetAsync(bitmaps, 0, static_cast<std::size_t>(r_end - r) * words * 4, s),
+            "clearing the long-row bitmaps (hash_spgemm)");
+        symbolic_long<T>
+            <<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, bitmaps, row_nnz);
         SPADE_CHECK_LAUNCH("counting the columns of long rows (hash_spgemm symbolic)");
       } else {
-        numeric_long<T><<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, dense_values,
-                                                                              bitmaps);
+        numeric_long<T>
+            <<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, dense_values, bitmaps);
         SPADE_CHECK_LAUNCH("computing the values of long rows (hash_spgemm numeric)");
         compact_long<T><<<static_cast<unsigned>(r_end - r), compact_threads, 0, s>>>(
             l, b_.cols(), dense_values, bitmaps, c_row_ptr, c_col_idx, c_values);
@@ -1042,8 +1072,7 @@ class product_run {
 
 std::string hash_spgemm_report::describe() const {
   std::ostringstream out;
-  out << products << " products, nnz(C) " << nnz << ", compression ratio "
-      << compression_ratio();
+  out << products << " products, nnz(C) " << nnz << ", compression ratio " << compression_ratio();
   auto bins = [&](const char* what, const std::vector<std::int64_t>& rows,
                   const std::vector<unsigned>& tables, std::int64_t long_count,
                   std::int64_t batches) {
@@ -1065,13 +1094,13 @@ std::string hash_spgemm_report::describe() const {
 
 template <scalar T>
 csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
-                        hash_spgemm_report* report, bool time_phases) {
+                        hash_spgemm_report* report, bool time_phases, std::int64_t dense_row_min) {
   detail::require_shapes(a.cols() == b.rows(), "hash_spgemm",
                          "A is " + detail::shape_text(a.rows(), a.cols()) + ", B is " +
                              detail::shape_text(b.rows(), b.cols()));
-  context& ctx = detail::context_of(a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(),
-                                    b.col_idx(), b.values());
-  product_run<T> run(alpha, a, b, ctx, report, time_phases);
+  context& ctx = detail::context_of(a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(), b.col_idx(),
+                                    b.values());
+  product_run<T> run(alpha, a, b, ctx, report, time_phases, dense_row_min);
   return run.run(true);
 }
 
@@ -1080,17 +1109,17 @@ hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>& a, const csr<T, gpu>& 
   detail::require_shapes(a.cols() == b.rows(), "hash_spgemm",
                          "A is " + detail::shape_text(a.rows(), a.cols()) + ", B is " +
                              detail::shape_text(b.rows(), b.cols()));
-  context& ctx = detail::context_of(a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(),
-                                    b.col_idx(), b.values());
+  context& ctx = detail::context_of(a.row_ptr(), a.col_idx(), a.values(), b.row_ptr(), b.col_idx(),
+                                    b.values());
   hash_spgemm_report report;
-  product_run<T> run(T(1), a, b, ctx, &report, false);
+  product_run<T> run(T(1), a, b, ctx, &report, false, -1);
   run.run(false);
   return report;
 }
 
-#define SPADE_INSTANTIATE(T)                                                                      \
-  template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&,                 \
-                                      hash_spgemm_report*, bool);                                 \
+#define SPADE_INSTANTIATE(T)                                                     \
+  template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&, \
+                                      hash_spgemm_report*, bool, std::int64_t);  \
   template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);
 SPADE_INSTANTIATE(float)
 SPADE_INSTANTIATE(double)

@@ -57,7 +57,8 @@ std::string hash_spgemm_report::describe() const {
   return "no CUDA";
 }
 template <scalar T>
-csr<T, gpu> hash_spgemm(T, const csr<T, gpu>&, const csr<T, gpu>&, hash_spgemm_report*, bool) {
+csr<T, gpu> hash_spgemm(T, const csr<T, gpu>&, const csr<T, gpu>&, hash_spgemm_report*, bool,
+                        std::int64_t) {
   no_cuda("hash_spgemm");
 }
 template <scalar T>
@@ -79,7 +80,7 @@ hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>&, const csr<T, gpu>&) {
                                 vector<T, gpu>&);                                                 \
   template csr<T, gpu> transpose_by_sort<T>(const csr<T, gpu>&);                                  \
   template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&,                  \
-                                      hash_spgemm_report*, bool);                                  \
+                                      hash_spgemm_report*, bool, std::int64_t);                   \
   template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);     \
   template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,        \
                                          vector<T, gpu>&, int);                                   \

@@ -152,10 +152,12 @@ void gpu_product_cells() {
                                  candidate<spmv, convert<lhs, csr>>>>);
   // sparse × sparse: Spade's hash SpGEMM first, cuSPARSE's after it, both on two csr.
   static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<hash>, candidate<spgemm>>>);
-  static_assert(plans<decltype(o.csr * o.coo), candidates<candidate<hash, convert<rhs, csr>>,
-                                                          candidate<spgemm, convert<rhs, csr>>>>);
-  static_assert(plans<decltype(o.coo * o.csr), candidates<candidate<hash, convert<lhs, csr>>,
-                                                          candidate<spgemm, convert<lhs, csr>>>>);
+  static_assert(
+      plans<decltype(o.csr * o.coo),
+            candidates<candidate<hash, convert<rhs, csr>>, candidate<spgemm, convert<rhs, csr>>>>);
+  static_assert(
+      plans<decltype(o.coo * o.csr),
+            candidates<candidate<hash, convert<lhs, csr>>, candidate<spgemm, convert<lhs, csr>>>>);
   static_assert(plans<decltype(o.coo * o.coo),
                       candidates<candidate<hash, convert<lhs, csr>, convert<rhs, csr>>,
                                  candidate<spgemm, convert<lhs, csr>, convert<rhs, csr>>>>);

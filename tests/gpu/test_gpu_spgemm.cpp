@@ -95,8 +95,8 @@ void check_product(const std::string& what, const spade::csr<T, cpu>& got,
       while (w && w.col() < m.col())
         ++w;
       const double exact = (w && w.col() == m.col()) ? w.value() : 0.0;
-      const double bound = (terms[i] + 2) * eps * std::abs(alpha) * m.value() +
-                           std::numeric_limits<T>::min();
+      const double bound =
+          (terms[i] + 2) * eps * std::abs(alpha) * m.value() + std::numeric_limits<T>::min();
       if (!(std::abs(static_cast<double>(got.values()[k]) - exact) <= bound)) ++wrong_value;
     }
     if (m) ++wrong_pattern;
@@ -107,13 +107,14 @@ void check_product(const std::string& what, const spade::csr<T, cpu>& got,
 
 template <class T>
 spade::csr<T, cpu> run_hash(const spade::csr<T, cpu>& a, const spade::csr<T, cpu>& b, T alpha,
-                            spade::device::hash_spgemm_report* report = nullptr) {
+                            spade::device::hash_spgemm_report* report = nullptr,
+                            std::int64_t dense_row_min = -1) {
   const auto a_d = spade::to_gpu(a);
   const auto b_d = spade::to_gpu(b);
   const std::size_t guess = (static_cast<std::size_t>(a.rows()) + 1) * 4 +
                             static_cast<std::size_t>(a.nnz() + b.nnz()) * 2 * (4 + sizeof(T));
   poison_pool(std::min<std::size_t>(guess, std::size_t{1} << 28));
-  return spade::to_cpu(spade::device::hash_spgemm(alpha, a_d, b_d, report));
+  return spade::to_cpu(spade::device::hash_spgemm(alpha, a_d, b_d, report, false, dense_row_min));
 }
 
 // A csr whose listed rows hold every column (random values), the rest as in `a`.
@@ -169,8 +170,8 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: edge shapes, empty rows, rectangular o
                    random_csr<T>(33, 31, 0.2, rng, 0.8, 0.05)});
   cases.push_back({"33x31 * 31x1000 (rectangular)", random_csr<T>(33, 31, 0.3, rng, 0.9),
                    random_csr<T>(31, 1000, 0.02, rng, 0.9)});
-  cases.push_back({"70x20 without entries * 20x9", spade::csr<T, cpu>(70, 20),
-                   random_csr<T>(20, 9, 0.4, rng)});
+  cases.push_back(
+      {"70x20 without entries * 20x9", spade::csr<T, cpu>(70, 20), random_csr<T>(20, 9, 0.4, rng)});
   cases.push_back({"200x50 * 50x40 without entries", random_csr<T>(200, 50, 0.1, rng),
                    spade::csr<T, cpu>(50, 40)});
   // Products that cancel exactly still leave their position in the pattern (Eigen keeps it).
@@ -212,16 +213,21 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column
     }
     row_ptr.push_back(static_cast<index_t>(col_idx.size()));
   }
-  const spade::csr<T, cpu> a(3000, 3000, std::move(row_ptr), std::move(col_idx),
-                             std::move(values));
+  const spade::csr<T, cpu> a(3000, 3000, std::move(row_ptr), std::move(col_idx), std::move(values));
   const auto b = random_csr<T>(3000, 3000, 0.013, rng);
-  spade::device::hash_spgemm_report report;
-  check_product("graded rows", run_hash(a, b, T(1), &report), a, b);
-  CAPTURE(report.describe());
-  std::size_t used = 0;
-  for (std::size_t k = 0; k + 1 < report.numeric_bins.size(); ++k)
-    used += report.numeric_bins[k] != 0;
-  CHECK(used >= 5);
+  // Long rows of C sorted in shared memory (0), the default routing, and most rows on the
+  // dense accumulator (64).
+  for (const std::int64_t dense_row_min : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{64}}) {
+    CAPTURE(dense_row_min);
+    spade::device::hash_spgemm_report report;
+    check_product("graded rows", run_hash(a, b, T(1), &report, dense_row_min), a, b);
+    CAPTURE(report.describe());
+    std::size_t used = 0;
+    for (std::size_t k = 0; k + 1 < report.numeric_bins.size(); ++k)
+      used += report.numeric_bins[k] != 0;
+    CHECK(used >= (dense_row_min == 64 ? 2u : 5u));
+    if (dense_row_min != 0) CHECK(report.long_rows[1] > 0);
+  }
 
   // Full rows of A times a B whose row 0 is full: C's rows 3 and 700 touch every one of 20000
   // columns (long in both phases: a dense accumulator, split across blocks).
@@ -283,4 +289,22 @@ TEST_CASE_TEMPLATE("sparse x sparse plans hash_spgemm; explain shows products an
   check_product("forced cusparse_spgemm", spade::to_cpu(forced), a_h, b_h);
   // Mismatched shapes are refused before any work.
   CHECK_THROWS_AS(spade::device::hash_spgemm(T(1), a, a), spade::dimension_mismatch);
+}
+
+// Two table shapes share the 1024-thread kernels with different shared memory: the larger
+// grant must survive a product that needed only the smaller one.
+TEST_CASE_TEMPLATE("hash_spgemm: the largest tables after the next largest", T, float, double) {
+  if (no_device()) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const auto a = random_csr<T>(40, 400, 0.5, rng);
+  const auto largest = random_csr<T>(400, 12000, 0.0133, rng);  // ~32000 products per row
+  const auto next = random_csr<T>(400, 12000, 0.008, rng);      // ~19000 products per row
+  for (const auto* b : {&largest, &next, &largest}) {
+    spade::device::hash_spgemm_report report;
+    check_product("A*B", run_hash(a, *b, T(1), &report, 0), a, *b);
+    CAPTURE(report.describe());
+  }
 }

@@ -101,10 +101,17 @@ struct hash_spgemm_report {
 /// an entry are summed in the order the atomics land, so the last bits may vary between runs.
 /// Throws invalid_matrix when nnz(C) exceeds the 32-bit index type and out_of_memory when C
 /// (or one long row's accumulator) cannot be allocated. `report`, when given, is filled in;
-/// `time_phases` also times each phase (with a synchronisation per phase).
+/// `time_phases` also times each phase (with a synchronisation per phase). Numeric rows of at
+/// least `dense_row_min` entries (−1: hash_spgemm_dense_row_min; 0: none beyond those too long
+/// for shared memory) that fill at least 1/64 of C's columns take the dense accumulator too.
 template <scalar T>
 csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
-                        hash_spgemm_report* report = nullptr, bool time_phases = false);
+                        hash_spgemm_report* report = nullptr, bool time_phases = false,
+                        std::int64_t dense_row_min = -1);
+
+/// Rows of C this long are written from a dense accumulator (sorted by construction) rather
+/// than sorted out of a shared-memory table (docs/spgemm.md).
+inline constexpr std::int64_t hash_spgemm_dense_row_min = 1024;
 
 /// The setup and symbolic phases alone (no C values): products, nnz(C) and both phases' bins.
 template <scalar T>

@@ -230,9 +230,8 @@ std::string decline_reason(const A& a, const B& b, const operation_facts& facts)
 template <class A, class B>
 std::string hash_spgemm_accept_reason(const A& a, const B& b, const operation_facts& facts) {
   if constexpr (is_csr_v<A> && is_csr_v<B>) {
-    const auto report =
-        device::hash_spgemm_profile(facts.lhs_transposed ? cached_transpose(a) : a,
-                                    facts.rhs_transposed ? cached_transpose(b) : b);
+    const auto report = device::hash_spgemm_profile(facts.lhs_transposed ? cached_transpose(a) : a,
+                                                    facts.rhs_transposed ? cached_transpose(b) : b);
     return "Spade's hash SpGEMM for every sparse product (cuSPARSE only when forced); profiled "
            "now (setup and symbolic phases): " +
            report.describe();
