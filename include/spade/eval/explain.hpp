@@ -152,7 +152,9 @@ std::string describe_operand(const X& x, int indent) {
 
 /// The plan of `e` in words: each node's rule, candidates with their conversions, the kernel
 /// chosen and the run-time facts and thresholds that chose it. Evaluates nothing, except that
-/// a sparse_view's dense operand is converted to its gcoo (cached: the evaluation reuses it).
+/// a sparse_view's dense operand is converted to its gcoo (cached: the evaluation reuses it) and
+/// that a gpu sparse × sparse product runs hash_spgemm's setup and symbolic phases to report its
+/// products, compression ratio and bins (docs/spgemm.md).
 template <expression E>
 std::string explain(const E& e) {
   return detail::explain_node(e, 0);
