@@ -77,6 +77,14 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
     // 16384 dense blocks of 8…64 rows: ≈ 0.59 M rows, ≈ 25.5 M entries.
     cases.push_back({"block_diagonal", "block_diagonal_16384x(8..64)",
                      [seed] { return gen::block_diagonal<T>(16384, 8, 64, seed); }, false});
+    // Dense blocks of one size (the tiled SpGEMM's best and worst fits): 8 fills whole tiles,
+    // 12 straddles them.
+    cases.push_back({"block_diagonal", "block_diagonal_2^16x8",
+                     [seed] { return gen::block_diagonal<T>(1 << 16, 8, seed); }, false});
+    cases.push_back({"block_diagonal", "block_diagonal_2^15x12",
+                     [seed] { return gen::block_diagonal<T>(1 << 15, 12, seed); }, false});
+    cases.push_back({"block_diagonal", "block_diagonal_2^12x32",
+                     [seed] { return gen::block_diagonal<T>(1 << 12, 32, seed); }, false});
     // 2^20 rows, 8 below and 8 above the diagonal: 17 per row.
     cases.push_back({"banded", "banded_2^20_l8_u8",
                      [seed] { return gen::banded<T>(1 << 20, 8, 8, seed); }, false});

@@ -37,6 +37,8 @@ const char* const usage_text =
     "  spmv       y = A*x      vs the best of cusparseSpMV CSR ALG1/ALG2\n"
     "  spmm       C = A*B      vs the best of cusparseSpMM CSR ALG1/ALG2/ALG3 (B, C row-major)\n"
     "  spgemm     C = A*A      vs cusparseSpGEMM (DEFAULT; ALG3 where DEFAULT fails)\n"
+    "  tiled      C = A*A      tiled_spgemm (cached tiles, C back to csr) vs hash_spgemm, with\n"
+    "                          the tile census and the planner's criterion\n"
     "  cg         Jacobi-preconditioned CG in Spade's vector algebra vs the same CG on\n"
     "             cuSPARSE SpMV + cuBLAS, same iteration count (SPD matrices only; fp64)\n"
     "set options (spmv, spmm, spgemm):\n"
@@ -138,6 +140,13 @@ struct result_row {
   double spgemm_binning_pct = NAN;   // both binning steps, % of the timed-phase total
   double spgemm_extra_memory = NAN;  // the pool's peak during C = A·A less A and C, / bytes(C)
   std::string spgemm_report;         // products, bins, phases (device::hash_spgemm_report)
+  // tiled: the tile census, its criterion's pick, and tiled_spgemm's own times.
+  double tiled_products_per_pair = NAN;
+  double tiled_fill = NAN;          // mean entries per tile of A
+  std::string tiled_criterion;      // the planner's pick from the census: tiled_spgemm / hash
+  double tiled_kernel_ms = NAN;     // tiled A, tiled B → tiled C
+  double tiled_convert_ms = NAN;    // csr → tiled of A
+  double tiled_fp16_ms = NAN;       // the fp16 arithmetic, with the conversion back to csr
   std::string note;
 };
 
@@ -186,6 +195,12 @@ const std::vector<std::string> csv_columns = {"family",
                                               "spgemm_binning_pct",
                                               "spgemm_extra_memory",
                                               "spgemm_report",
+                                              "tiled_products_per_pair",
+                                              "tiled_fill",
+                                              "tiled_criterion",
+                                              "tiled_kernel_ms",
+                                              "tiled_convert_ms",
+                                              "tiled_fp16_ms",
                                               "copy_gbps",
                                               "note",
                                               "commit",
@@ -239,6 +254,12 @@ std::vector<std::string> csv_cells(const result_row& r, const run_options& ro) {
           cell(r.spgemm_binning_pct),
           cell(r.spgemm_extra_memory),
           r.spgemm_report,
+          cell(r.tiled_products_per_pair),
+          cell(r.tiled_fill),
+          r.tiled_criterion,
+          cell(r.tiled_kernel_ms),
+          cell(r.tiled_convert_ms),
+          cell(r.tiled_fp16_ms),
           cell(ro.copy_gbps),
           r.note,
           ro.commit,
@@ -816,6 +837,122 @@ result_row bench_spgemm(const matrix_case<T>& mc, const csr<T, cpu>& host, const
   return r;
 }
 
+// ---- tiled SpGEMM ----------------------------------------------------------------------------
+
+/// C = A·A with tiled_spgemm against hash_spgemm, both from the planner's point of view: the
+/// tiled side multiplies A's cached tiled form and converts C back to csr (what
+/// eval<tiled_spgemm> costs from the second product with A on); its first call adds the csr →
+/// tiled conversion (spade_e2e_ms, break-even calls). The census and the planner's pick come
+/// along, for the criterion's precision and recall.
+template <class T>
+result_row bench_tiled(const matrix_case<T>& mc, const csr<T, cpu>& host, const run_options& ro,
+                       gpu_timer& timer) {
+  result_row r = start_row(mc, host, 0);
+  r.baseline = "hash_spgemm";
+  r.spade_kernel = "tiled_spgemm";
+  if (host.rows() != host.cols()) {
+    r.check = "skipped";
+    r.note = "not square: A*A undefined";
+    return r;
+  }
+  r.products = product_count(host, host);
+  if (r.products > ro.max_products) {
+    r.check = "skipped";
+    r.note = "products " + cell(r.products) + " > --max-products " + cell(ro.max_products);
+    return r;
+  }
+  const csr<T, gpu> a = to_gpu(host);
+  const device::tile_census census = device::count_tiles(a, a);
+  r.tiled_products_per_pair = census.products_per_tile_pair();
+  r.tiled_fill = census.a_fill();
+  r.tiled_criterion = chosen_kernel(explain(a * a));
+  const tiled<T, gpu> a_tiles = device::csr_to_tiled(a);
+  csr<T, cpu> hash_out;
+  csr<T, cpu> tiled_out;
+  try {
+    hash_out = to_cpu(device::hash_spgemm(T(1), a, a));
+    device::tiled_spgemm_report report;
+    tiled_out = to_cpu(device::tiled_to_csr(device::tiled_spgemm(
+        T(1), a_tiles, a_tiles, device::tile_arithmetic::native, &report, true)));
+    r.spgemm_report = report.describe();
+  } catch (const std::exception& e) {
+    r.check = "error";
+    append_note(r.note, e.what());
+    return r;
+  }
+  // hash_spgemm is the checked reference here (its own suite checks it against Eigen); the
+  // tolerance is the native arithmetic's (3xTF32 for float).
+  apply_check(r, compare_csr(tiled_out, hash_out, "hash_spgemm",
+                             std::is_same_v<T, double> ? 1e-12 : 1e-5));
+  if (r.check != "ok") return r;
+  r.base = timer.kernel([&] { const csr<T, gpu> c = device::hash_spgemm(T(1), a, a); },
+                        ro.timing, /*hold=*/false);
+  r.spade = timer.kernel(
+      [&] { const csr<T, gpu> c = device::tiled_to_csr(device::tiled_spgemm(T(1), a_tiles, a_tiles)); },
+      ro.timing, /*hold=*/false);
+  r.tiled_kernel_ms =
+      timer.kernel([&] { const tiled<T, gpu> c = device::tiled_spgemm(T(1), a_tiles, a_tiles); },
+                   ro.timing, /*hold=*/false)
+          .median;
+  r.tiled_convert_ms =
+      timer.kernel([&] { const tiled<T, gpu> t = device::csr_to_tiled(a); }, ro.timing,
+                   /*hold=*/false)
+          .median;
+  r.tiled_fp16_ms =
+      timer.kernel(
+          [&] {
+            const csr<T, gpu> c = device::tiled_to_csr(device::tiled_spgemm(
+                T(1), a_tiles, a_tiles, device::tile_arithmetic::fp16));
+          },
+          ro.timing, /*hold=*/false)
+          .median;
+  r.spade_e2e_ms = r.tiled_convert_ms + r.spade.median;
+  const double saving = r.base.median - r.spade.median;
+  r.breakeven = saving > 0 ? r.tiled_convert_ms / saving : NAN;
+  const double bytes = csr_bytes<T>(a.rows(), a.nnz()) + csr_bytes<T>(a.rows(), hash_out.nnz());
+  r.working_set_mb = bytes / 1e6;
+  r.memory = memory_label(bytes, ro.timing.flush_l2);
+  r.gflops = 2.0 * r.products / (r.spade.median * 1e-3) / 1e9;
+  finish_ratio(r);
+  return r;
+}
+
+/// The matrices the issue names as tile-friendly (FEM-like real ones, block diagonals,
+/// stencil27).
+bool tile_friendly(const std::string& name) {
+  for (const char* n : {"s1rmq4m1", "bcsstk13", "Dubcova1", "stencil27", "block_diagonal"})
+    if (name.find(n) != std::string::npos) return true;
+  return false;
+}
+
+/// tiled only: the geomean on the tile-friendly matrices, and the criterion's precision and
+/// recall against which kernel was faster.
+void print_tiled_summary(const std::vector<result_row>& rows) {
+  std::vector<double> friendly;
+  int true_pos = 0, false_pos = 0, false_neg = 0, measured = 0;
+  for (const auto& r : rows) {
+    if (r.tiled_criterion.empty() || std::isnan(r.ratio)) continue;
+    ++measured;
+    if (tile_friendly(r.matrix)) friendly.push_back(r.ratio);
+    const bool picked = r.tiled_criterion == "tiled_spgemm";
+    const bool faster = r.ratio > 1.0;
+    true_pos += picked && faster;
+    false_pos += picked && !faster;
+    false_neg += !picked && faster;
+  }
+  if (measured == 0) return;
+  std::printf("tiled_spgemm vs hash_spgemm on the tile-friendly matrices: geomean %.3f over %zu\n",
+              geomean(friendly), friendly.size());
+  const double precision =
+      true_pos + false_pos > 0 ? static_cast<double>(true_pos) / (true_pos + false_pos) : NAN;
+  const double recall =
+      true_pos + false_neg > 0 ? static_cast<double>(true_pos) / (true_pos + false_neg) : NAN;
+  std::printf(
+      "criterion (planner picks tiled_spgemm) vs faster kernel over %d matrices: precision %.2f "
+      "(%d of %d picks faster), recall %.2f (%d of %d faster ones picked)\n",
+      measured, precision, true_pos, true_pos + false_pos, recall, true_pos, true_pos + false_neg);
+}
+
 // ---- reporting ------------------------------------------------------------------------------
 
 void print_header() {
@@ -920,6 +1057,7 @@ int print_summary(const std::vector<result_row>& rows, const run_options& ro) {
   std::printf("failed or error: %d of %zu\n", failed, rows.size());
   print_gcoo_summary(rows);
   print_spgemm_summary(rows);
+  print_tiled_summary(rows);
   std::printf(
       "bandwidth: bytes = nnz*(sizeof(T)+4) + (rows+1)*4 + (rows+cols)*N*sizeof(T) (each "
       "array once); %%copy against %.0f GB/s measured device copy\n",
@@ -967,6 +1105,8 @@ int command_products(const std::string& family, const set_options& so, const opt
         if (paper_width && mc.family == "gcoo_paper") ns.push_back(host.cols());
         for (index_t n : ns)
           made.push_back(bench_spmm(mc, host, n, ro, timer));
+      } else if (family == "tiled") {
+        made.push_back(bench_tiled(mc, host, ro, timer));
       } else {
         made.push_back(bench_spgemm(mc, host, ro, timer));
       }
@@ -1158,7 +1298,7 @@ int run(int argc, char** argv) {
   }
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
-      command != "spgemm" && command != "cg") {
+      command != "spgemm" && command != "tiled" && command != "cg") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
@@ -1203,7 +1343,7 @@ int run(int argc, char** argv) {
   if (command == "device") return command_device(ro);
   if (command == "overhead")
     return fp64 ? command_overhead<double>(opt, ro) : command_overhead<float>(opt, ro);
-  if (command == "spmv" || command == "spmm" || command == "spgemm") {
+  if (command == "spmv" || command == "spmm" || command == "spgemm" || command == "tiled") {
     set_options so;
     const char* env = std::getenv("SPADE_MATRIX_DIR");
     so.matrix_dir = opt.get("matrices", env ? env : "");

@@ -144,7 +144,7 @@ double max_relative_error(const M& result, const R& reference) {
 using named_kernels =
     std::tuple<kernels::eigen_product, kernels::cublas_gemm, kernels::cusparse_spmm,
                kernels::cusparse_spmv, kernels::cublas_gemv, kernels::cusparse_spgemm,
-               kernels::hash_spgemm>;
+               kernels::hash_spgemm, kernels::tiled_spgemm, kernels::tiled_spgemm_fp16>;
 
 template <class E>
 std::string candidate_names() {

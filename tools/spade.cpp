@@ -43,7 +43,7 @@ constexpr const char* usage_text =
     "                           columns (default --dense 32) or a random vector\n"
     "      --kernel K           force kernel K (eigen_product, cublas_gemm, cusparse_spmm,\n"
     "                           cusparse_spmv, cublas_gemv, cusparse_spgemm,\n"
-    "                           hash_spgemm) if it is a\n"
+    "                           hash_spgemm, tiled_spgemm, tiled_spgemm_fp16) if it is a\n"
     "                           candidate for the product; else list the candidates, exit 1\n"
     "      --check              report the max relative error against spade::reference\n"
     "      --explain            print the plan: rule, candidates, conversions, choice\n"

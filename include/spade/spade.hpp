@@ -15,6 +15,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/formats/vector.hpp"
 #include "spade/io/generators.hpp"

@@ -51,6 +51,14 @@ template <scalar T>
 csr<T, gpu> ellr_to_csr(const ellr<T, gpu>&) {
   no_cuda("ellr_to_csr");
 }
+template <scalar T>
+tiled<T, gpu> csr_to_tiled(const csr<T, gpu>&) {
+  no_cuda("csr_to_tiled");
+}
+template <scalar T>
+csr<T, gpu> tiled_to_csr(const tiled<T, gpu>&) {
+  no_cuda("tiled_to_csr");
+}
 template <scalar T, layout Layout>
 dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>&) {
   no_cuda("gcoo_to_dense");
@@ -73,7 +81,9 @@ dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>&) {
   template dense<T, gpu, row_major> gcoo_to_dense<T, row_major>(const gcoo<T, gpu>&); \
   template dense<T, gpu, col_major> gcoo_to_dense<T, col_major>(const gcoo<T, gpu>&); \
   template ellr<T, gpu> csr_to_ellr<T>(const csr<T, gpu>&, ellr_layout);              \
-  template csr<T, gpu> ellr_to_csr<T>(const ellr<T, gpu>&);
+  template csr<T, gpu> ellr_to_csr<T>(const ellr<T, gpu>&);                           \
+  template tiled<T, gpu> csr_to_tiled<T>(const csr<T, gpu>&);                         \
+  template csr<T, gpu> tiled_to_csr<T>(const tiled<T, gpu>&);
 SPADE_INSTANTIATE(float)
 SPADE_INSTANTIATE(double)
 #undef SPADE_INSTANTIATE

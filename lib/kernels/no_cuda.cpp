@@ -65,6 +65,22 @@ template <scalar T>
 hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>&, const csr<T, gpu>&) {
   no_cuda("hash_spgemm");
 }
+std::string tiled_spgemm_report::describe() const {
+  return "no CUDA";
+}
+template <scalar T>
+tiled<T, gpu> tiled_spgemm(T, const tiled<T, gpu>&, const tiled<T, gpu>&, tile_arithmetic,
+                           tiled_spgemm_report*, bool) {
+  no_cuda("tiled_spgemm");
+}
+template <scalar T>
+tile_census count_tiles(const csr<T, gpu>&, const csr<T, gpu>&) {
+  no_cuda("count_tiles");
+}
+template <scalar T>
+std::vector<T> tile_product_probe(const std::vector<T>&, const std::vector<T>&, tile_arithmetic) {
+  no_cuda("tile_product_probe");
+}
 
 #define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                                                       \
   template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation,                          \
@@ -82,6 +98,11 @@ hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>&, const csr<T, gpu>&) {
   template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&,                  \
                                       hash_spgemm_report*, bool, std::int64_t);                   \
   template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);     \
+  template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,           \
+                                         tile_arithmetic, tiled_spgemm_report*, bool);            \
+  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                   \
+  template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&,   \
+                                                tile_arithmetic);                                \
   template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,        \
                                          vector<T, gpu>&, int);                                   \
   SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                              \

@@ -14,6 +14,7 @@
 #include <spade/spade.hpp>
 
 #include "gpu_support.hpp"
+#include "spgemm_check.hpp"
 #include "test_support.hpp"
 
 using spade::cpu;
@@ -23,10 +24,11 @@ using spade::testing::fresh_seed;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
 using spade::testing::splitmix64;
+using spade::testing::check_product;
+using spade::testing::poison_pool;
+using spade::testing::transposed;
 
 namespace {
-
-using sparse_d = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
 bool no_device() {
   static bool said = false;
@@ -41,68 +43,6 @@ bool no_device() {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-template <class T>
-sparse_d widen(const spade::csr<T, cpu>& a, bool magnitude = false) {
-  sparse_d s(a.rows(), a.cols());
-  std::vector<Eigen::Triplet<double>> entries;
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
-      const double v = static_cast<double>(a.values()[k]);
-      entries.emplace_back(i, a.col_idx()[k], magnitude ? std::abs(v) : v);
-    }
-  s.setFromTriplets(entries.begin(), entries.end());
-  return s;
-}
-
-// Fills `bytes` of the pool with all-ones bits and gives them back, so C's arrays most likely
-// come from them: an entry hash_spgemm forgets to write shows as NaN or column -1.
-void poison_pool(std::size_t bytes) {
-  if (bytes == 0) return;
-  const spade::device_buffer<unsigned char> poison(std::vector<unsigned char>(bytes, 0xff));
-}
-
-// `got` against alpha·A·B in double by Eigen: the same pattern (Eigen's unpruned one: every
-// position some product reaches, explicit zeros included), rows sorted, each value within
-// (terms + 2)·ε(T)·(|alpha|·|A|·|B|) of the exact one.
-template <class T>
-void check_product(const std::string& what, const spade::csr<T, cpu>& got,
-                   const spade::csr<T, cpu>& a, const spade::csr<T, cpu>& b, double alpha = 1.0) {
-  CAPTURE(what);
-  const sparse_d want = sparse_d(alpha * (widen(a) * widen(b))).pruned(0.0, 0.0);
-  // The pattern comes from |A|·|B| (no cancellation there), the values from A·B.
-  const sparse_d magnitude = sparse_d(widen(a, true) * widen(b, true));
-  REQUIRE(got.rows() == a.rows());
-  REQUIRE(got.cols() == b.cols());
-  CAPTURE(got.nnz());
-  CAPTURE(magnitude.nonZeros());
-  std::vector<index_t> terms(static_cast<std::size_t>(a.rows()), 0);
-  for (index_t i = 0; i < a.rows(); ++i)
-    terms[i] = a.row_ptr()[i + 1] - a.row_ptr()[i];
-  const double eps = std::numeric_limits<T>::epsilon();
-  std::size_t wrong_pattern = 0;
-  std::size_t wrong_value = 0;
-  REQUIRE(got.nnz() == magnitude.nonZeros());
-  for (index_t i = 0; i < a.rows(); ++i) {
-    sparse_d::InnerIterator m(magnitude, i);
-    sparse_d::InnerIterator w(want, i);
-    for (index_t k = got.row_ptr()[i]; k < got.row_ptr()[i + 1]; ++k, ++m) {
-      if (!m || m.col() != got.col_idx()[k]) {
-        ++wrong_pattern;
-        break;
-      }
-      while (w && w.col() < m.col())
-        ++w;
-      const double exact = (w && w.col() == m.col()) ? w.value() : 0.0;
-      const double bound =
-          (terms[i] + 2) * eps * std::abs(alpha) * m.value() + std::numeric_limits<T>::min();
-      if (!(std::abs(static_cast<double>(got.values()[k]) - exact) <= bound)) ++wrong_value;
-    }
-    if (m) ++wrong_pattern;
-  }
-  CHECK(wrong_pattern == 0u);
-  CHECK(wrong_value == 0u);
 }
 
 template <class T>
@@ -141,11 +81,6 @@ spade::csr<T, cpu> with_full_rows(const spade::csr<T, cpu>& a, const std::vector
                             std::move(values));
 }
 
-template <class T>
-spade::csr<T, cpu> transposed(const spade::csr<T, cpu>& a) {
-  return spade::from_eigen(
-      Eigen::SparseMatrix<T, Eigen::RowMajor, int>(spade::to_eigen(a).transpose()));
-}
 
 }  // namespace
 

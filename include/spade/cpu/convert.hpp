@@ -1,7 +1,9 @@
-// Host format conversions among csr, coo, gcoo, ellr and dense (the reference for the GPU ones).
+// Host conversions among csr, coo, gcoo, ellr, tiled and dense (the reference for the GPU ones).
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -15,6 +17,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 
 namespace spade::detail {
 
@@ -301,6 +304,92 @@ csr<T, cpu> ellr_to_csr(const ellr<T, cpu>& a) {
                      std::move(values));
 }
 
+/// csr → tiled: tiles in (tile row, tile column) order, each tile's values in bit order;
+/// explicit zeros kept. Each band of 8 rows is an 8-way merge of its rows by tile column: the
+/// rows' columns are already sorted, so taking every row's entries of the smallest pending
+/// tile column, row after row, yields that tile's values in bit order and the tiles in column
+/// order without a sort. tile_offset has tiles + 1 entries, also without tiles. O(rows + nnz)
+/// time (tiles ≤ nnz); no extra memory beyond the result; deterministic. The counts fit: the
+/// tiles hold the csr's nnz, which fits index_t.
+template <scalar T>
+tiled<T, cpu> csr_to_tiled(const csr<T, cpu>& a) {
+  const auto& row_ptr = a.row_ptr();
+  const auto& col_idx = a.col_idx();
+  std::vector<index_t> tile_row, tile_col, tile_offset{0};
+  std::vector<std::uint64_t> bitmap;
+  std::vector<T> values;
+  values.reserve(static_cast<std::size_t>(a.nnz()));
+  std::array<index_t, tile_extent> next{}, end{};
+  const index_t bands = (a.rows() + tile_extent - 1) / tile_extent;
+  for (index_t band = 0; band < bands; ++band) {
+    const index_t first_row = band * tile_extent;
+    const int band_rows = static_cast<int>(std::min<index_t>(tile_extent, a.rows() - first_row));
+    for (int r = 0; r < band_rows; ++r) {
+      next[r] = row_ptr[static_cast<std::size_t>(first_row + r)];
+      end[r] = row_ptr[static_cast<std::size_t>(first_row + r) + 1];
+    }
+    while (true) {
+      index_t column_tile = -1;
+      for (int r = 0; r < band_rows; ++r)
+        if (next[r] < end[r]) {
+          const index_t t = col_idx[static_cast<std::size_t>(next[r])] / tile_extent;
+          if (column_tile < 0 || t < column_tile) column_tile = t;
+        }
+      if (column_tile < 0) break;
+      std::uint64_t bits = 0;
+      for (int r = 0; r < band_rows; ++r)
+        for (; next[r] < end[r]; ++next[r]) {
+          const index_t c = col_idx[static_cast<std::size_t>(next[r])];
+          if (c / tile_extent != column_tile) break;
+          bits |= std::uint64_t{1} << tile_bit(r, static_cast<int>(c % tile_extent));
+          values.push_back(a.values()[static_cast<std::size_t>(next[r])]);
+        }
+      tile_row.push_back(band);
+      tile_col.push_back(column_tile);
+      bitmap.push_back(bits);
+      tile_offset.push_back(static_cast<index_t>(values.size()));
+    }
+  }
+  return tiled<T, cpu>(unchecked, a.rows(), a.cols(), std::move(tile_row), std::move(tile_col),
+                       std::move(tile_offset), std::move(bitmap), std::move(values));
+}
+
+/// tiled → csr: row lengths from the popcounts of each tile's bitmap bytes, then each tile's
+/// rows appended to theirs. Tiles come in column order within a tile row and bits in column
+/// order within a byte, so each row fills in column order without a sort. Explicit zeros kept.
+/// O(rows + tiles + nnz); deterministic.
+template <scalar T>
+csr<T, cpu> tiled_to_csr(const tiled<T, cpu>& a) {
+  const auto rows = static_cast<std::size_t>(a.rows());
+  const auto tiles = static_cast<std::size_t>(a.tiles());
+  std::vector<index_t> row_ptr(rows + 1, 0);
+  for (std::size_t t = 0; t < tiles; ++t) {
+    const auto first_row = static_cast<std::size_t>(a.tile_row()[t]) * tile_extent;
+    for (std::size_t r = 0; r < tile_extent; ++r)
+      if (const auto byte = static_cast<std::uint8_t>(a.bitmap()[t] >> (8 * r)); byte != 0)
+        row_ptr[first_row + r + 1] += std::popcount(byte);
+  }
+  for (std::size_t i = 1; i < row_ptr.size(); ++i)
+    row_ptr[i] += row_ptr[i - 1];
+  std::vector<index_t> next(row_ptr.begin(), row_ptr.end() - 1);
+  std::vector<index_t> col_idx(static_cast<std::size_t>(a.nnz()));
+  std::vector<T> values(static_cast<std::size_t>(a.nnz()));
+  for (std::size_t t = 0; t < tiles; ++t) {
+    const auto first_row = static_cast<std::size_t>(a.tile_row()[t]) * tile_extent;
+    const index_t first_col = a.tile_col()[t] * tile_extent;
+    // Bit order is row-major inside the tile, so the tile's values are read in sequence.
+    auto from = static_cast<std::size_t>(a.tile_offset()[t]);
+    for (std::uint64_t bits = a.bitmap()[t]; bits != 0; bits &= bits - 1) {
+      const int bit = std::countr_zero(bits);
+      const auto slot = static_cast<std::size_t>(next[first_row + bit / 8]++);
+      col_idx[slot] = first_col + bit % 8;
+      values[slot] = a.values()[from++];
+    }
+  }
+  return csr<T, cpu>(unchecked, a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                     std::move(values));
+}
+
 // The float and double instantiations, compiled once into the library (see
 // SPADE_HOST_INSTANCES in cpu/evaluate.hpp for why); SPADE_HEADER_ONLY turns this off.
 #define SPADE_HOST_CONVERT_INSTANCES(PREFIX, T)                                              \
@@ -323,7 +412,9 @@ csr<T, cpu> ellr_to_csr(const ellr<T, cpu>& a) {
   PREFIX template gcoo<T, cpu> dense_to_gcoo<T, col_major>(const dense<T, cpu, col_major>&,  \
                                                            index_t);                         \
   PREFIX template ellr<T, cpu> csr_to_ellr<T>(const csr<T, cpu>&, ellr_layout);              \
-  PREFIX template csr<T, cpu> ellr_to_csr<T>(const ellr<T, cpu>&);
+  PREFIX template csr<T, cpu> ellr_to_csr<T>(const ellr<T, cpu>&);                           \
+  PREFIX template tiled<T, cpu> csr_to_tiled<T>(const csr<T, cpu>&);                         \
+  PREFIX template csr<T, cpu> tiled_to_csr<T>(const tiled<T, cpu>&);
 #ifndef SPADE_HEADER_ONLY
 SPADE_HOST_CONVERT_INSTANCES(extern, float)
 SPADE_HOST_CONVERT_INSTANCES(extern, double)

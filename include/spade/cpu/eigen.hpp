@@ -15,6 +15,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/formats/vector.hpp"
 
@@ -131,6 +132,13 @@ Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const gcoo<T, Space>& a) {
 template <class T, class Space>
 Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const ellr<T, Space>& a) {
   return to_eigen(host::ellr_to_csr(detail::on_host(a)));
+}
+
+/// tiled (either space) → Eigen::SparseMatrix<T, RowMajor, int>, through a host csr.
+/// O(rows + tiles + nnz).
+template <class T, class Space>
+Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const tiled<T, Space>& a) {
+  return to_eigen(host::tiled_to_csr(detail::on_host(a)));
 }
 
 /// dense (either space) → Eigen::Matrix of the same storage order, a deep copy.

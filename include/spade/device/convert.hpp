@@ -6,6 +6,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 
 /// Conversions run on the context's stream; each returns once its result's size is known on
 /// the host (the ones that discover nnz synchronise once for it).
@@ -73,5 +74,21 @@ ellr<T, gpu> csr_to_ellr(const csr<T, gpu>& a, ellr_layout layout);
 /// a thread per row copies its entries. O(rows + nnz); no synchronisation.
 template <scalar T>
 csr<T, gpu> ellr_to_csr(const ellr<T, gpu>& a);
+
+/// csr → tiled, the same arrays as host::csr_to_tiled: one CUB radix sort of the entries by
+/// (tile row, tile column, bit) — the key of entry (r, c) is its tile's number times 64 plus
+/// tile_bit(r mod 8, c mod 8) — then CUB run-length encode for the tiles and their entry
+/// counts, an exclusive scan for tile_offset, and an OR of each tile's bits. Synchronises once
+/// for the tile count. O(nnz) work; extra memory about 24 bytes per entry plus CUB's
+/// temporary storage.
+template <scalar T>
+tiled<T, gpu> csr_to_tiled(const csr<T, gpu>& a);
+
+/// tiled → csr: row lengths from each tile's bitmap bytes (integer atomics), CUB exclusive
+/// scan for the row pointers, a CUB exclusive scan by key over (tile, tile row) for where each
+/// tile's part of a row starts, then a thread per tile scatters its entries. O(tiles + nnz);
+/// no host synchronisation.
+template <scalar T>
+csr<T, gpu> tiled_to_csr(const tiled<T, gpu>& a);
 
 }  // namespace spade::device

@@ -11,6 +11,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 
 /// Like the vendor calls: each runs on the context that owns its operands, asynchronously,
 /// and throws dimension_mismatch / cuda_error / out_of_memory naming what failed.
@@ -116,6 +117,75 @@ inline constexpr std::int64_t hash_spgemm_dense_row_min = 1024;
 /// The setup and symbolic phases alone (no C values): products, nnz(C) and both phases' bins.
 template <scalar T>
 hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>& a, const csr<T, gpu>& b);
+
+/// The arithmetic tiled_spgemm multiplies tiles in.
+enum class tile_arithmetic {
+  /// The scalar's own precision: double on fp64 tensor cores (DMMA m8n8k4, fp64 products and
+  /// sums); float split into three TF32 products (big·big + big·small + small·big, fp32-level
+  /// error) on TF32 tensor cores (m16n8k8).
+  native,
+  /// The paper's mixed precision: inputs rounded to fp16, products summed in fp32 (m16n8k16).
+  /// Lossy (fp16 keeps 11 significant bits and overflows past 65504): only when named.
+  fp16,
+};
+
+/// What tiled_spgemm did (for explain and the benchmark).
+struct tiled_spgemm_report {
+  std::int64_t tile_pairs = 0;    ///< (A tile, B tile) pairs meeting on a tile index k
+  std::int64_t culled_pairs = 0;  ///< of those, structurally empty ones the bitmaps removed
+  std::int64_t tiles = 0;         ///< tiles of C
+  std::int64_t nnz = 0;           ///< entries of C
+  std::vector<std::pair<std::string, double>> phase_ms;
+  std::string describe() const;
+};
+
+/// C = alpha·A·B with A, B and C in 8×8 bitmap tiles (paper 002, tSparse; docs/tiled.md): a
+/// task list of (A tile, B tile) pairs sorted by C tile (CUB radix sort, run-length encode),
+/// pairs whose bitmaps cannot meet culled, C's bitmaps from boolean bitmap products (the
+/// counting kernel), then a warp per C tile multiplying and summing its pairs on tensor cores
+/// in `arithmetic`. C's pattern is the structural product (no cancelled zero is dropped, as in
+/// hash_spgemm and Eigen's unpruned product); each tile's pairs are summed in increasing k, so
+/// results repeat bit for bit. Throws dimension_mismatch, invalid_matrix when nnz(C) exceeds
+/// the 32-bit index type, out_of_memory when the task list or C does not fit.
+template <scalar T>
+tiled<T, gpu> tiled_spgemm(T alpha, const tiled<T, gpu>& a, const tiled<T, gpu>& b,
+                           tile_arithmetic arithmetic = tile_arithmetic::native,
+                           tiled_spgemm_report* report = nullptr, bool time_phases = false);
+
+/// The planner's facts about A·B in 8×8 tiles, counted on csr operands without converting
+/// them: stored tiles of each, element products (Σ over A's entries of B's row lengths) and
+/// tile pairs (Σ over A's tiles of the tiles in B's matching tile row, before culling).
+struct tile_census {
+  std::int64_t a_tiles = 0;
+  std::int64_t b_tiles = 0;
+  std::int64_t a_nnz = 0;
+  std::int64_t b_nnz = 0;
+  std::int64_t products = 0;
+  std::int64_t tile_pairs = 0;
+  /// Element products per tile pair: the work a tensor-core tile product replaces (≤ 512);
+  /// the paper's first criterion.
+  double products_per_tile_pair() const {
+    return tile_pairs > 0 ? static_cast<double>(products) / static_cast<double>(tile_pairs) : 0.0;
+  }
+  double a_fill() const {
+    return a_tiles > 0 ? static_cast<double>(a_nnz) / static_cast<double>(a_tiles) : 0.0;
+  }
+  double b_fill() const {
+    return b_tiles > 0 ? static_cast<double>(b_nnz) / static_cast<double>(b_tiles) : 0.0;
+  }
+};
+
+/// Counts tile_census for A·B: a warp per row, an entry owns its tile when no earlier entry of
+/// the tile's rows lies in it (binary searches in at most 7 sorted rows). One synchronisation.
+template <scalar T>
+tile_census count_tiles(const csr<T, gpu>& a, const csr<T, gpu>& b);
+
+/// One 8×8 tile product through tiled_spgemm's own fragment loads, tensor-core instruction and
+/// stores: `a` and `b` dense row-major tiles (zeros are not stored), the result row-major. It
+/// pins the sm_90 fragment layouts the kernel relies on (tests/gpu/test_gpu_tiled.cpp).
+template <scalar T>
+std::vector<T> tile_product_probe(const std::vector<T>& a, const std::vector<T>& b,
+                                  tile_arithmetic arithmetic);
 
 /// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
 /// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 returned a zero last row

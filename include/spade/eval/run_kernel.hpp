@@ -106,6 +106,23 @@ auto run_sparse_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool t
     // Row-wise products read rows: transposed operands are cached copies; alpha scales A's
     // values as they are read.
     return device::hash_spgemm(alpha, ta ? cached_transpose(a) : a, tb ? cached_transpose(b) : b);
+  } else if constexpr (std::is_same_v<Kernel, kernels::tiled_spgemm> ||
+                       std::is_same_v<Kernel, kernels::tiled_spgemm_fp16>) {
+    constexpr auto arithmetic = std::is_same_v<Kernel, kernels::tiled_spgemm>
+                                    ? device::tile_arithmetic::native
+                                    : device::tile_arithmetic::fp16;
+    // The planner declines transposed operands; a forced run tiles a cached transposed csr.
+    using csr_type = csr<T, gpu>;
+    const auto tiled_transpose = [](const auto& m) {
+      return convert<tiled>(cached_transpose(cached_convert<csr_type>(m)));
+    };
+    const auto multiply = [&](const auto& left, const auto& right) {
+      return device::tiled_to_csr(device::tiled_spgemm(alpha, left, right, arithmetic));
+    };
+    if (ta && tb) return multiply(tiled_transpose(a), tiled_transpose(b));
+    if (ta) return multiply(tiled_transpose(a), b);
+    if (tb) return multiply(a, tiled_transpose(b));
+    return multiply(a, b);
   } else {
     static_assert(std::is_same_v<Kernel, kernels::cusparse_spgemm>);
     // cuSPARSE SpGEMM supports no transposes: transposed operands are cached copies.

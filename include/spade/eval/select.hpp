@@ -191,11 +191,57 @@ std::string gcoo_decline_reason(const A& a, const B& b, const operation_facts& f
   return why.str();
 }
 
+/// The census of A·B in tiles (device::count_tiles) on csr forms of the operands: a csr as it
+/// is, any other format through its cached csr conversion.
+template <class A, class B>
+device::tile_census tile_census_of(const A& a, const B& b) {
+  using T = typename A::value_type;
+  return device::count_tiles(cached_convert<csr<T, gpu>>(a), cached_convert<csr<T, gpu>>(b));
+}
+
+/// The census criteria against spade::tuning(), as explain prints them.
+inline std::string tile_census_text(const device::tile_census& census) {
+  const auto& t = tuning();
+  std::ostringstream out;
+  out << census.products << " element products in " << census.tile_pairs << " tile pairs: "
+      << census.products_per_tile_pair() << " per pair (tiled_min_products_per_pair "
+      << t.tiled_min_products_per_pair << "); mean tile fill A " << census.a_fill() << ", B "
+      << census.b_fill() << " (tiled_min_fill " << t.tiled_min_fill << ")";
+  return out.str();
+}
+
+/// Why tiled_spgemm should not run A·B ("" = it should): the paper's criteria, re-measured
+/// (spade::tuning(), docs/tiled.md).
+template <class A, class B>
+std::string tiled_decline_reason(const A& a, const B& b, const operation_facts& facts) {
+  if (facts.lhs_transposed || facts.rhs_transposed)
+    return "an operand is transposed (tiles have no transposed product)";
+  if constexpr (is_tiled_v<A> && is_tiled_v<B>) {
+    return {};  // the user's own format
+  } else {
+    const auto& t = tuning();
+    std::ostringstream why;
+    if (static_cast<double>(a.nnz()) < t.tiled_min_nnz) {
+      why << "nnz(A) " << a.nnz() << " < tiled_min_nnz " << t.tiled_min_nnz;
+      return why.str();
+    }
+    const device::tile_census census = tile_census_of(a, b);
+    if (census.products_per_tile_pair() < t.tiled_min_products_per_pair ||
+        census.a_fill() < t.tiled_min_fill || census.b_fill() < t.tiled_min_fill)
+      why << "tiles too sparse: " << tile_census_text(census);
+    return why.str();
+  }
+}
+
 /// Why candidate `Kernel` of `Rule` should not run on these operands ("" = it should).
 /// Only preferences live here; a later candidate is always there to fall back to.
 template <class Rule, class Kernel, class A, class B>
 std::string decline_reason(const A& a, const B& b, const operation_facts& facts) {
-  if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
+  if constexpr (std::is_same_v<Kernel, kernels::tiled_spgemm>) {
+    return tiled_decline_reason(a, b, facts);
+  } else if constexpr (std::is_same_v<Kernel, kernels::tiled_spgemm_fp16>) {
+    return "fp16 inputs lose precision; eval<kernels::tiled_spgemm_fp16> forces it";
+  } else if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>) {
     if constexpr (is_vector_v<B>) {
       return ellr_decline_reason(a, 1, facts);
     } else {
@@ -248,6 +294,14 @@ std::string accept_reason_core(const A& a, const B& b, const operation_facts& fa
     return ellr_accept_reason(a);
   } else if constexpr (std::is_same_v<Kernel, kernels::hash_spgemm>) {
     return hash_spgemm_accept_reason(a, b, facts);
+  } else if constexpr (std::is_same_v<Kernel, kernels::tiled_spgemm>) {
+    if constexpr (is_tiled_v<A> && is_tiled_v<B>)
+      return "both operands are tiled";
+    else
+      return "8x8 tiles dense enough: " + tile_census_text(tile_census_of(a, b)) +
+             "; nnz(A) " + std::to_string(a.nnz()) + " >= tiled_min_nnz " +
+             std::to_string(tuning().tiled_min_nnz) +
+             "; fp64 on DMMA, fp32 as 3xTF32 (the tiled forms are cached on the operands)";
   } else if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&
                        std::is_same_v<typename A::space_type, gpu>) {
     const auto& t = tuning();

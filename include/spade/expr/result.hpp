@@ -9,6 +9,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/formats/vector.hpp"
 
 namespace spade::expr {
@@ -112,6 +113,8 @@ constexpr const char* format_name() {
     return "gcoo";
   else if constexpr (is_ellr_v<M>)
     return "ellr";
+  else if constexpr (is_tiled_v<M>)
+    return "tiled";
   else if constexpr (is_vector_v<M>)
     return "vector";
   else if constexpr (is_dense_v<M>)

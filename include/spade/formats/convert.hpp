@@ -17,9 +17,9 @@ template <class To, class From>
 To convert_between(const From& a);
 
 /// `a` as a gcoo with groups of `group_size` rows, in a's space. Sources without a direct
-/// conversion go through csr (coo, another group size) or, on the gpu, through row-major dense
-/// (col-major dense); each hop counts once in conversion_counter(). A gcoo that already has
-/// this group size is copied and counts nothing.
+/// conversion go through csr (coo, ellr, tiled, another group size) or, on the gpu, through
+/// row-major dense (col-major dense); each hop counts once in conversion_counter(). A gcoo that
+/// already has this group size is copied and counts nothing.
 template <class From>
 gcoo<typename From::value_type, typename From::space_type> group_rows(const From& a,
                                                                       index_t group_size) {
@@ -36,7 +36,7 @@ gcoo<typename From::value_type, typename From::space_type> group_rows(const From
       return host::csr_to_gcoo(a, group_size);
     else
       return device::csr_to_gcoo(a, group_size);
-  } else if constexpr (is_coo_v<From> || is_ellr_v<From>) {
+  } else if constexpr (is_coo_v<From> || is_ellr_v<From> || is_tiled_v<From>) {
     return group_rows(convert_between<csr<T, S>>(a), group_size);
   } else if constexpr (is_dense_v<From>) {
     if constexpr (on_cpu) {
@@ -89,10 +89,12 @@ To convert_between(const From& a) {
                 "spade::convert: converts within one space; use spade::to_gpu / spade::to_cpu "
                 "to move between spaces");
   constexpr bool on_cpu = std::is_same_v<S, cpu>;
-  // Conversions made of several hops count each hop where it runs instead of here.
+  // Conversions made of several hops count each hop where it runs instead of here. tiled,
+  // like ellr, converts only to and from csr.
   constexpr bool through_csr =
       (is_coo_v<From> && is_dense_v<To>) || (is_dense_v<From> && is_coo_v<To>) ||
-      (is_gcoo_v<From> && is_coo_v<To>) || (is_ellr_v<From> && !is_csr_v<To>);
+      (is_gcoo_v<From> && is_coo_v<To>) || (is_ellr_v<From> && !is_csr_v<To>) ||
+      (is_tiled_v<From> && !is_csr_v<To>) || (is_tiled_v<To> && !is_csr_v<From>);
   if constexpr (!std::is_same_v<To, From> && !through_csr && !is_gcoo_v<To> && !is_ellr_v<To>)
     ++conversion_counter();
   if constexpr (std::is_same_v<To, From>) {
@@ -104,6 +106,16 @@ To convert_between(const From& a) {
       return host::ellr_to_csr(a);
     else
       return device::ellr_to_csr(a);
+  } else if constexpr (is_csr_v<From> && is_tiled_v<To>) {
+    if constexpr (on_cpu)
+      return host::csr_to_tiled(a);
+    else
+      return device::csr_to_tiled(a);
+  } else if constexpr (is_tiled_v<From> && is_csr_v<To>) {
+    if constexpr (on_cpu)
+      return host::tiled_to_csr(a);
+    else
+      return device::tiled_to_csr(a);
   } else if constexpr (is_gcoo_v<To>) {
     // The source's own grouping when it has one (To == From above), else the tuned p.
     return group_rows(a, static_cast<index_t>(tuning().gcoo_group_size));
@@ -155,11 +167,13 @@ To convert_between(const From& a) {
 }  // namespace detail
 
 /// Converts `a` to format `Format` (spade::csr, spade::coo, spade::gcoo, spade::ellr,
-/// spade::dense — row-major), same scalar, same space; on the gpu the work runs there. Sparse →
-/// dense writes explicit zeros; dense → sparse keeps entries unequal to zero; coo sources have
-/// repeated entries summed. A gcoo target keeps a gcoo source's group size and otherwise groups
-/// spade::tuning().gcoo_group_size rows; the overload below takes the group size. An ellr
-/// target is the paper's ELLPACK-R; the overload taking an ellr_layout makes the sliced one.
+/// spade::tiled, spade::dense — row-major), same scalar, same space; on the gpu the work runs
+/// there. Sparse → dense writes explicit zeros; dense → sparse keeps entries unequal to zero;
+/// coo sources have repeated entries summed. A gcoo target keeps a gcoo source's group size and
+/// otherwise groups spade::tuning().gcoo_group_size rows; the overload below takes the group
+/// size. An ellr target is the paper's ELLPACK-R; the overload taking an ellr_layout makes the
+/// sliced one. ellr and tiled convert directly only to and from csr: other pairs go through
+/// csr, each hop counted once in conversion_counter().
 template <template <class...> class Format, matrix M>
 auto convert(const M& a) {
   return detail::convert_between<Format<typename M::value_type, typename M::space_type>>(a);

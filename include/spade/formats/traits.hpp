@@ -20,6 +20,8 @@ template <scalar T, space Space>
 class gcoo;
 template <scalar T, space Space>
 class ellr;
+template <scalar T, space Space>
+class tiled;
 
 template <class M>
 inline constexpr bool is_dense_v = false;
@@ -51,9 +53,14 @@ inline constexpr bool is_ellr_v = false;
 template <class T, class S>
 inline constexpr bool is_ellr_v<ellr<T, S>> = true;
 
+template <class M>
+inline constexpr bool is_tiled_v = false;
+template <class T, class S>
+inline constexpr bool is_tiled_v<tiled<T, S>> = true;
+
 /// Any of Spade's sparse formats.
 template <class M>
-concept sparse_matrix = is_csr_v<M> || is_coo_v<M> || is_gcoo_v<M> || is_ellr_v<M>;
+concept sparse_matrix = is_csr_v<M> || is_coo_v<M> || is_gcoo_v<M> || is_ellr_v<M> || is_tiled_v<M>;
 /// Any of Spade's matrix types (dense or sparse).
 template <class M>
 concept matrix = sparse_matrix<M> || is_dense_v<M>;
@@ -87,6 +94,10 @@ struct rebind_space<gcoo<T, S>, To> {
 template <class T, class S, space To>
 struct rebind_space<ellr<T, S>, To> {
   using type = ellr<T, To>;
+};
+template <class T, class S, space To>
+struct rebind_space<tiled<T, S>, To> {
+  using type = tiled<T, To>;
 };
 template <class M, space To>
 using rebind_space_t = typename rebind_space<M, To>::type;

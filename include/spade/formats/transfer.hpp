@@ -8,6 +8,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/formats/vector.hpp"
 
@@ -51,6 +52,10 @@ rebind_space_t<M, To> to_space(const M& a) {
                   move_array<To>(a.values()), move_array<To>(a.col_idx()),
                   move_array<To>(a.row_lengths()), move_array<To>(a.slice_offsets()),
                   move_array<To>(a.row_order()));
+  } else if constexpr (is_tiled_v<M>) {
+    return Result(unchecked, a.rows(), a.cols(), move_array<To>(a.tile_row()),
+                  move_array<To>(a.tile_col()), move_array<To>(a.tile_offset()),
+                  move_array<To>(a.bitmap()), move_array<To>(a.values()));
   } else {
     return Result(unchecked, a.rows(), a.cols(), move_array<To>(a.row_idx()),
                   move_array<To>(a.col_idx()), move_array<To>(a.values()));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -258,6 +259,72 @@ inline void check_ellr(index_t rows, index_t cols, index_t width, std::size_t va
   if (total > static_cast<std::size_t>(2147483647))
     throw invalid_matrix("ellr: " + std::to_string(total) +
                          " entries exceed the 32-bit index type");
+}
+
+
+/// Checks tiled arrays: tiles strictly increasing by (tile row, tile column) and inside the
+/// matrix, each bitmap non-zero with no bit past the matrix's last row or column, and
+/// tile_offset running from 0 in steps of each bitmap's popcount to value_count.
+inline void check_tiled(index_t rows, index_t cols, const std::vector<index_t>& tile_row,
+                        const std::vector<index_t>& tile_col,
+                        const std::vector<index_t>& tile_offset,
+                        const std::vector<std::uint64_t>& bitmap, std::size_t value_count) {
+  check_extents("tiled", rows, cols);
+  const std::size_t tiles = tile_row.size();
+  if (tile_col.size() != tiles || bitmap.size() != tiles)
+    throw invalid_matrix("tiled: tile_row, tile_col and bitmap have " + std::to_string(tiles) +
+                         ", " + std::to_string(tile_col.size()) + " and " +
+                         std::to_string(bitmap.size()) + " entries; they must be equal");
+  if (tile_offset.size() != tiles + 1 && !(tiles == 0 && tile_offset.empty()))
+    throw invalid_matrix("tiled: tile_offset has " + std::to_string(tile_offset.size()) +
+                         " entries, " + std::to_string(tiles) + " tiles need " +
+                         std::to_string(tiles + 1));
+  const std::int64_t tile_rows = (std::int64_t{rows} + 7) / 8;
+  const std::int64_t tile_cols = (std::int64_t{cols} + 7) / 8;
+  if (!tile_offset.empty() && tile_offset[0] != 0)
+    throw invalid_matrix("tiled: " + entry_text("tile_offset", 0, tile_offset[0]) +
+                         " (must be 0)");
+  for (std::size_t t = 0; t < tiles; ++t) {
+    if (tile_row[t] < 0 || tile_row[t] >= tile_rows || tile_col[t] < 0 || tile_col[t] >= tile_cols)
+      throw invalid_matrix("tiled: tile " + std::to_string(t) + " at tile row " +
+                           std::to_string(tile_row[t]) + ", tile column " +
+                           std::to_string(tile_col[t]) + " lies outside the " +
+                           std::to_string(tile_rows) + " x " + std::to_string(tile_cols) +
+                           " tiles of a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                           " matrix");
+    if (t > 0 && (tile_row[t] < tile_row[t - 1] ||
+                  (tile_row[t] == tile_row[t - 1] && tile_col[t] <= tile_col[t - 1])))
+      throw invalid_matrix("tiled: tile " + std::to_string(t) + " (" +
+                           std::to_string(tile_row[t]) + ", " + std::to_string(tile_col[t]) +
+                           ") comes after tile (" + std::to_string(tile_row[t - 1]) + ", " +
+                           std::to_string(tile_col[t - 1]) +
+                           "); tiles must be strictly increasing by (tile row, tile column)");
+    if (bitmap[t] == 0)
+      throw invalid_matrix("tiled: tile " + std::to_string(t) +
+                           " has an empty bitmap (store only tiles with entries)");
+    // Bits of rows or columns past the matrix's edge (the last tile row / column is partial).
+    const std::int64_t valid_rows = std::min<std::int64_t>(8, rows - std::int64_t{tile_row[t]} * 8);
+    const std::int64_t valid_cols = std::min<std::int64_t>(8, cols - std::int64_t{tile_col[t]} * 8);
+    std::uint64_t inside = 0;
+    for (std::int64_t r = 0; r < valid_rows; ++r)
+      inside |= ((valid_cols == 8 ? std::uint64_t{0xff} : ((std::uint64_t{1} << valid_cols) - 1))
+                 << (8 * r));
+    if ((bitmap[t] & ~inside) != 0)
+      throw invalid_matrix("tiled: tile " + std::to_string(t) + " (" +
+                           std::to_string(tile_row[t]) + ", " + std::to_string(tile_col[t]) +
+                           ") has bits for rows or columns past the matrix's " +
+                           std::to_string(rows) + " x " + std::to_string(cols));
+    const std::int64_t count = __builtin_popcountll(bitmap[t]);
+    if (std::int64_t{tile_offset[t + 1]} - tile_offset[t] != count)
+      throw invalid_matrix("tiled: " + entry_text("tile_offset", t + 1, tile_offset[t + 1]) +
+                           " after " + std::to_string(tile_offset[t]) + ", but tile " +
+                           std::to_string(t) + "'s bitmap has " + std::to_string(count) +
+                           " entries");
+  }
+  const std::size_t total = tile_offset.empty() ? 0 : static_cast<std::size_t>(tile_offset.back());
+  if (total != value_count)
+    throw invalid_matrix("tiled: the tiles hold " + std::to_string(total) +
+                         " entries but there are " + std::to_string(value_count) + " values");
 }
 
 }  // namespace detail

@@ -15,7 +15,9 @@
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
+#include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/io/detail/matrix_market_file.hpp"
 #include "spade/io/detail/matrix_market_header.hpp"
 #include "spade/io/detail/matrix_market_parse.hpp"
@@ -158,6 +160,13 @@ void write_matrix_market(const std::filesystem::path& path, const gcoo<T, cpu>& 
 template <scalar T>
 void write_matrix_market(const std::filesystem::path& path, const ellr<T, cpu>& a) {
   write_matrix_market(path, host::ellr_to_csr(a));
+}
+
+/// Writes the entries of `a` row by row, through a host csr; reading it back gives the same
+/// matrix as csr (explicit zeros included). O(rows + tiles + nnz).
+template <scalar T>
+void write_matrix_market(const std::filesystem::path& path, const tiled<T, cpu>& a) {
+  write_matrix_market(path, host::tiled_to_csr(a));
 }
 
 /// Writes `a` as '%%MatrixMarket matrix array real general': every value, column by column

@@ -13,6 +13,7 @@
 #include "spade/formats/dense.hpp"
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/plan/steps.hpp"
 
@@ -22,9 +23,10 @@ namespace hana = boost::hana;
 
 /// The nodes of the graph for one scalar and space, in id order.
 template <class T, class S>
-constexpr auto format_nodes = hana::tuple_t<coo<T, S>, csr<T, S>, dense<T, S, row_major>,
-                                            dense<T, S, col_major>, gcoo<T, S>, ellr<T, S>>;
-inline constexpr int format_node_count = 6;
+constexpr auto format_nodes =
+    hana::tuple_t<coo<T, S>, csr<T, S>, dense<T, S, row_major>, dense<T, S, col_major>, gcoo<T, S>,
+                  ellr<T, S>, tiled<T, S>>;
+inline constexpr int format_node_count = 7;
 
 template <class M>
 constexpr int format_id() {
@@ -36,6 +38,8 @@ constexpr int format_id() {
     return 4;
   else if constexpr (is_ellr_v<M>)
     return 5;
+  else if constexpr (is_tiled_v<M>)
+    return 6;
   else if constexpr (is_dense_v<M> && std::is_same_v<typename M::layout_type, row_major>)
     return 2;
   else if constexpr (is_dense_v<M>)
@@ -48,16 +52,18 @@ constexpr int format_id() {
 /// fewer steps); 0 on the diagonal, `none` where no direct conversion exists. gcoo has edges
 /// only to and from csr and dense: coo reaches it through csr, dense_col through dense_row
 /// (the device's Algorithm 1 reads rows), and its costs keep every path between the other
-/// formats off it. ellr joins only csr (both ways): every other format reaches it through csr.
+/// formats off it. ellr and tiled join only csr (both ways): every other format reaches them
+/// through csr, and a path through either back to csr always costs more than staying on csr.
 inline constexpr int none = 1 << 20;
 inline constexpr std::array<std::array<int, format_node_count>, format_node_count> edge_cost{{
-    //  coo   csr   dense_row  dense_col  gcoo  ellr
-    {0, 3, none, none, none, none},  // coo: sort by (row, col) + reduce repeats
-    {1, 0, 2, 2, 2, 2},              // csr: expand rows; scatter into zeros; group; pad
-    {none, 2, 0, 1, 2, none},        // dense_row: count + fill; transpose; Algorithm 1
-    {none, 3, 1, 0, none, none},     // dense_col: transpose + count + fill; transpose
-    {none, 3, 2, 2, 0, none},        // gcoo: sort by (row, col); scatter into zeros
-    {none, 2, none, none, none, 0},  // ellr: scan row lengths + copy
+    //  coo   csr   dense_row  dense_col  gcoo  ellr  tiled
+    {0, 3, none, none, none, none, none},  // coo: sort by (row, col) + reduce repeats
+    {1, 0, 2, 2, 2, 2, 3},                 // csr: expand rows; scatter; group; pad; sort by tile
+    {none, 2, 0, 1, 2, none, none},        // dense_row: count + fill; transpose; Algorithm 1
+    {none, 3, 1, 0, none, none, none},     // dense_col: transpose + count + fill; transpose
+    {none, 3, 2, 2, 0, none, none},        // gcoo: sort by (row, col); scatter into zeros
+    {none, 2, none, none, none, 0, none},  // ellr: scan row lengths + copy
+    {none, 2, none, none, none, none, 0},  // tiled: count bitmap bytes per row + scatter
 }};
 
 /// next_hop[a][b]: the first node after a on a cheapest path from a to b (Floyd–Warshall).

@@ -65,6 +65,17 @@ struct hash_spgemm {
   static constexpr const char* name = "hash_spgemm";
   using space = gpu;
 };
+// Ours: bitmap-tiled sparse × sparse on tensor cores (paper 002, tSparse) in the scalar's own
+// precision (fp64 DMMA, fp32 as 3×TF32), and the paper's fp16-input mode, lossy, chosen only
+// when forced.
+struct tiled_spgemm {
+  static constexpr const char* name = "tiled_spgemm";
+  using space = gpu;
+};
+struct tiled_spgemm_fp16 {
+  static constexpr const char* name = "tiled_spgemm_fp16";
+  using space = gpu;
+};
 // Ours: z = a·x + b·y in one pass.
 struct spade_axpby {
   static constexpr const char* name = "spade_axpby";

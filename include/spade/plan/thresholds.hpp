@@ -69,6 +69,16 @@ struct thresholds {
   /// cuSPARSE streams longer rows faster (H100: stencil27 0.95x, banded 17/row 0.98x, block
   /// diagonal 43/row 0.79x; 16/row 1.05x, 7/row 1.02x).
   double ellr_full_device_max_mean_row = 16.0;
+  /// sparse × sparse on the GPU: tiled_spgemm (8×8 tiles on tensor cores) runs instead of
+  /// hash_spgemm when A holds at least tiled_min_nnz entries (the paper's second criterion:
+  /// below it fixed costs decide; it is checked before the census's two kernels and
+  /// synchronisation), A·B has at least tiled_min_products_per_pair element products per tile
+  /// pair (the paper's first: the work one tile product replaces) and both operands fill their
+  /// tiles with at least tiled_min_fill entries on average (the paper's bitmap density).
+  /// docs/tiled.md has the measurements.
+  double tiled_min_nnz = 1.0e5;
+  double tiled_min_products_per_pair = 24.0;
+  double tiled_min_fill = 6.0;
 };
 
 inline constexpr thresholds default_thresholds{};

@@ -5,6 +5,7 @@
 
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
+#include "spade/formats/tiled.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/plan/conversion_graph.hpp"
 #include "spade/plan/kernels.hpp"
@@ -22,6 +23,8 @@ template <class A>
 using gcoo_of = gcoo<typename A::value_type, typename A::space_type>;
 template <class A>
 using ellr_of = ellr<typename A::value_type, typename A::space_type>;
+template <class A>
+using tiled_of = tiled<typename A::value_type, typename A::space_type>;
 
 /// dense · dense → dense. cuBLAS GEMM takes either layout and op flag without copies.
 struct dense_times_dense {
@@ -92,7 +95,9 @@ struct dense_times_vector {
                          plan::candidates<candidate<kernels::eigen_product>>>;
 };
 
-/// sparse · sparse → csr (both operands csr): Spade's hash SpGEMM, cuSPARSE SpGEMM when forced.
+/// sparse · sparse → csr. On the GPU: the tiled SpGEMM on tensor cores (both operands as
+/// tiles) where the tiles are dense enough (the census criteria of spade::tuning()), else
+/// Spade's hash SpGEMM (both csr); the fp16 tiled mode and cuSPARSE SpGEMM only when forced.
 struct sparse_times_sparse {
   static constexpr const char* name = "sparse x sparse";
   template <class A, class B>
@@ -101,11 +106,16 @@ struct sparse_times_sparse {
   using steps_for =
       concat_t<conversion_path_t<lhs, A, csr_of<A>>, conversion_path_t<rhs, B, csr_of<B>>>;
   template <class A, class B>
-  using candidates =
-      std::conditional_t<on_gpu<A>,
-                         plan::candidates<candidate<kernels::hash_spgemm, steps_for<A, B>>,
-                                          candidate<kernels::cusparse_spgemm, steps_for<A, B>>>,
-                         plan::candidates<candidate<kernels::eigen_product, steps_for<A, B>>>>;
+  using tiled_steps_for =
+      concat_t<conversion_path_t<lhs, A, tiled_of<A>>, conversion_path_t<rhs, B, tiled_of<B>>>;
+  template <class A, class B>
+  using candidates = std::conditional_t<
+      on_gpu<A>,
+      plan::candidates<candidate<kernels::tiled_spgemm, tiled_steps_for<A, B>>,
+                       candidate<kernels::hash_spgemm, steps_for<A, B>>,
+                       candidate<kernels::tiled_spgemm_fp16, tiled_steps_for<A, B>>,
+                       candidate<kernels::cusparse_spgemm, steps_for<A, B>>>,
+      plan::candidates<candidate<kernels::eigen_product, steps_for<A, B>>>>;
 };
 
 }  // namespace spade::plan::rules
