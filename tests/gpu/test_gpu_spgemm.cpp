@@ -160,7 +160,9 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column
     std::size_t used = 0;
     for (std::size_t k = 0; k + 1 < report.numeric_bins.size(); ++k)
       used += report.numeric_bins[k] != 0;
-    CHECK(used >= (dense_row_min == 64 ? 2u : 5u));
+    // The default routing sends every row of 1024+ entries (at least 1/64 of the 3000 columns)
+    // to the dense accumulator, so the tables above 1024 slots may stay empty.
+    CHECK(used >= (dense_row_min == 64 ? 2u : dense_row_min == -1 ? 4u : 5u));
     if (dense_row_min != 0) CHECK(report.long_rows[1] > 0);
   }
 
