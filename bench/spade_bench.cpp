@@ -142,11 +142,11 @@ struct result_row {
   std::string spgemm_report;         // products, bins, phases (device::hash_spgemm_report)
   // tiled: the tile census, its criterion's pick, and tiled_spgemm's own times.
   double tiled_products_per_pair = NAN;
-  double tiled_fill = NAN;          // mean entries per tile of A
-  std::string tiled_criterion;      // the planner's pick from the census: tiled_spgemm / hash
-  double tiled_kernel_ms = NAN;     // tiled A, tiled B → tiled C
-  double tiled_convert_ms = NAN;    // csr → tiled of A
-  double tiled_fp16_ms = NAN;       // the fp16 arithmetic, with the conversion back to csr
+  double tiled_fill = NAN;        // mean entries per tile of A
+  std::string tiled_criterion;    // the planner's pick from the census: tiled_spgemm / hash
+  double tiled_kernel_ms = NAN;   // tiled A, tiled B → tiled C
+  double tiled_convert_ms = NAN;  // csr → tiled of A
+  double tiled_fp16_ms = NAN;     // the fp16 arithmetic, with the conversion back to csr
   std::string note;
 };
 
@@ -882,30 +882,34 @@ result_row bench_tiled(const matrix_case<T>& mc, const csr<T, cpu>& host, const 
   }
   // hash_spgemm is the checked reference here (its own suite checks it against Eigen); the
   // tolerance is the native arithmetic's (3xTF32 for float).
-  apply_check(r, compare_csr(tiled_out, hash_out, "hash_spgemm",
-                             std::is_same_v<T, double> ? 1e-12 : 1e-5));
+  apply_check(
+      r, compare_csr(tiled_out, hash_out, "hash_spgemm", std::is_same_v<T, double> ? 1e-12 : 1e-5));
   if (r.check != "ok") return r;
-  r.base = timer.kernel([&] { const csr<T, gpu> c = device::hash_spgemm(T(1), a, a); },
-                        ro.timing, /*hold=*/false);
+  r.base = timer.kernel([&] { const csr<T, gpu> c = device::hash_spgemm(T(1), a, a); }, ro.timing,
+                        /*hold=*/false);
   r.spade = timer.kernel(
-      [&] { const csr<T, gpu> c = device::tiled_to_csr(device::tiled_spgemm(T(1), a_tiles, a_tiles)); },
+      [&] {
+        const csr<T, gpu> c = device::tiled_to_csr(device::tiled_spgemm(T(1), a_tiles, a_tiles));
+      },
       ro.timing, /*hold=*/false);
   r.tiled_kernel_ms =
-      timer.kernel([&] { const tiled<T, gpu> c = device::tiled_spgemm(T(1), a_tiles, a_tiles); },
-                   ro.timing, /*hold=*/false)
+      timer
+          .kernel([&] { const tiled<T, gpu> c = device::tiled_spgemm(T(1), a_tiles, a_tiles); },
+                  ro.timing, /*hold=*/false)
           .median;
   r.tiled_convert_ms =
-      timer.kernel([&] { const tiled<T, gpu> t = device::csr_to_tiled(a); }, ro.timing,
-                   /*hold=*/false)
+      timer
+          .kernel([&] { const tiled<T, gpu> t = device::csr_to_tiled(a); }, ro.timing,
+                  /*hold=*/false)
           .median;
-  r.tiled_fp16_ms =
-      timer.kernel(
-          [&] {
-            const csr<T, gpu> c = device::tiled_to_csr(device::tiled_spgemm(
-                T(1), a_tiles, a_tiles, device::tile_arithmetic::fp16));
-          },
-          ro.timing, /*hold=*/false)
-          .median;
+  r.tiled_fp16_ms = timer
+                        .kernel(
+                            [&] {
+                              const csr<T, gpu> c = device::tiled_to_csr(device::tiled_spgemm(
+                                  T(1), a_tiles, a_tiles, device::tile_arithmetic::fp16));
+                            },
+                            ro.timing, /*hold=*/false)
+                        .median;
   r.spade_e2e_ms = r.tiled_convert_ms + r.spade.median;
   const double saving = r.base.median - r.spade.median;
   r.breakeven = saving > 0 ? r.tiled_convert_ms / saving : NAN;

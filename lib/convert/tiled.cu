@@ -1,7 +1,7 @@
 // GPU csr ↔ tiled conversions: one CUB radix sort by (tile, bit) into tiles, and back through
 // bitmap popcounts, scans and a by-key scan that places each tile's part of a row.
-#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <bit>
@@ -86,9 +86,9 @@ __global__ void __launch_bounds__(block_threads) tile_fill_kernel(tile_params p)
 struct row_count_params {
   const index_t* d_tile_row;
   const std::uint64_t* d_bitmap;
-  index_t* d_row_lengths;        // (rows + 1), zeroed
-  std::uint32_t* d_part_row;     // (8 · tiles), byte-major: the csr row of byte j of tile t
-  index_t* d_part_count;         // (8 · tiles): entries of that byte
+  index_t* d_row_lengths;     // (rows + 1), zeroed
+  std::uint32_t* d_part_row;  // (8 · tiles), byte-major: the csr row of byte j of tile t
+  index_t* d_part_count;      // (8 · tiles): entries of that byte
   std::int64_t tiles;
 };
 
@@ -120,26 +120,28 @@ struct scatter_params {
   std::int64_t tiles;
 };
 
+// A warp per tile, a lane per two bit positions: the lanes holding one row's entries write
+// one contiguous run of that row, so a store instruction touches at most 8 row runs.
 template <class T>
 __global__ void __launch_bounds__(block_threads) scatter_kernel(scatter_params<T> p) {
-  for (std::int64_t t = first_thread(); t < p.tiles; t += thread_stride()) {
-    std::uint64_t bits = p.d_bitmap[t];
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const std::int64_t warps = thread_stride() / 32;
+  for (std::int64_t t = first_thread() / 32; t < p.tiles; t += warps) {
+    const std::uint64_t bits = p.d_bitmap[t];
     const index_t first_row = p.d_tile_row[t] * 8;
     const index_t first_col = p.d_tile_col[t] * 8;
-    index_t source = p.d_tile_offset[t];
-    int byte = -1;
-    index_t dest = 0;
-    while (bits != 0) {
-      const int bit = __ffsll(static_cast<long long>(bits)) - 1;
-      bits &= bits - 1;
-      if ((bit >> 3) != byte) {
-        byte = bit >> 3;
-        dest = p.d_row_ptr[first_row + byte] + p.d_part_start[byte * p.tiles + t];
-      }
-      p.d_col_idx[dest] = first_col + (bit & 7);
-      p.d_out_values[dest] = p.d_values[source];
-      ++dest;
-      ++source;
+    const index_t source = p.d_tile_offset[t];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int bit = lane + 32 * half;
+      if (((bits >> bit) & 1u) == 0) continue;
+      const int row = bit >> 3;
+      const int column = bit & 7;
+      const auto row_bits = static_cast<unsigned>((bits >> (8 * row)) & 0xffu);
+      const index_t dest = p.d_row_ptr[first_row + row] + p.d_part_start[row * p.tiles + t] +
+                           __popc(row_bits & ((1u << column) - 1u));
+      p.d_col_idx[dest] = first_col + column;
+      p.d_out_values[dest] = p.d_values[source + __popcll(bits & ((std::uint64_t{1} << bit) - 1))];
     }
   }
 }
@@ -172,9 +174,9 @@ tiled<T, gpu> csr_to_tiled(const csr<T, gpu>& a) {
   device_buffer<T> values(static_cast<std::size_t>(nnz), ctx);
   detail::cub_run(ctx, "sorting entries by (tile, bit) (cub::DeviceRadixSort)",
                   [&](void* d_temp, std::size_t& bytes) {
-                    return cub::DeviceRadixSort::SortPairs(
-                        d_temp, bytes, keys.data(), sorted_keys.data(), a.values().data(),
-                        values.data(), nnz, 0, key_bits, stream);
+                    return cub::DeviceRadixSort::SortPairs(d_temp, bytes, keys.data(),
+                                                           sorted_keys.data(), a.values().data(),
+                                                           values.data(), nnz, 0, key_bits, stream);
                   });
   // keys now holds each sorted entry's tile number (the run-length encoder's input).
   tile_numbers_kernel<<<detail::grid_blocks(nnz, block_threads, ctx), block_threads, 0, stream>>>(
@@ -183,12 +185,11 @@ tiled<T, gpu> csr_to_tiled(const csr<T, gpu>& a) {
   device_buffer<std::uint64_t> tile_numbers(static_cast<std::size_t>(nnz), ctx);
   device_buffer<index_t> counts(static_cast<std::size_t>(nnz) + 1, ctx);
   device_buffer<index_t> tile_count(1, ctx);
-  detail::cub_run(ctx, "finding the tiles (cub::DeviceRunLengthEncode)",
-                  [&](void* d_temp, std::size_t& bytes) {
-                    return cub::DeviceRunLengthEncode::Encode(
-                        d_temp, bytes, keys.data(), tile_numbers.data(), counts.data(),
-                        tile_count.data(), nnz, stream);
-                  });
+  detail::cub_run(
+      ctx, "finding the tiles (cub::DeviceRunLengthEncode)", [&](void* d_temp, std::size_t& bytes) {
+        return cub::DeviceRunLengthEncode::Encode(d_temp, bytes, keys.data(), tile_numbers.data(),
+                                                  counts.data(), tile_count.data(), nnz, stream);
+      });
   const std::int64_t tiles = tile_count.to_host()[0];
   SPADE_CUDA_TRY(cudaMemsetAsync(counts.data() + tiles, 0, sizeof(index_t), stream),
                  "closing the tile counts (csr_to_tiled)");
@@ -201,9 +202,14 @@ tiled<T, gpu> csr_to_tiled(const csr<T, gpu>& a) {
   device_buffer<index_t> tile_row(static_cast<std::size_t>(tiles), ctx);
   device_buffer<index_t> tile_col(static_cast<std::size_t>(tiles), ctx);
   device_buffer<std::uint64_t> bitmap(static_cast<std::size_t>(tiles), ctx);
-  const tile_params tp{sorted_keys.data(), tile_numbers.data(), tile_offset.data(),
-                       tile_row.data(),    tile_col.data(),     bitmap.data(),
-                       tiles,              tile_cols};
+  const tile_params tp{sorted_keys.data(),
+                       tile_numbers.data(),
+                       tile_offset.data(),
+                       tile_row.data(),
+                       tile_col.data(),
+                       bitmap.data(),
+                       tiles,
+                       tile_cols};
   tile_fill_kernel<<<detail::grid_blocks(tiles, block_threads, ctx), block_threads, 0, stream>>>(
       tp);
   SPADE_CHECK_LAUNCH("writing tile coordinates and bitmaps (csr_to_tiled)");
@@ -244,26 +250,26 @@ csr<T, gpu> tiled_to_csr(const tiled<T, gpu>& a) {
   device_buffer<index_t> part_start(static_cast<std::size_t>(parts), ctx);
   detail::cub_run(ctx, "placing each tile's part of a row (cub::DeviceScan::ExclusiveSumByKey)",
                   [&](void* d_temp, std::size_t& bytes) {
-                    return cub::DeviceScan::ExclusiveSumByKey(d_temp, bytes, part_row.data(),
-                                                              part_count.data(), part_start.data(),
-                                                              parts, cuda::std::equal_to<>{},
-                                                              stream);
+                    return cub::DeviceScan::ExclusiveSumByKey(
+                        d_temp, bytes, part_row.data(), part_count.data(), part_start.data(), parts,
+                        cuda::std::equal_to<>{}, stream);
                   });
   const auto nnz = static_cast<std::size_t>(a.nnz());
   device_buffer<index_t> col_idx(nnz, ctx);
   device_buffer<T> values(nnz, ctx);
-  const scatter_params<T> sp{a.tile_col().data(), a.tile_offset().data(), a.bitmap().data(),
-                             a.values().data(),   a.tile_row().data(),    row_ptr.data(),
-                             part_start.data(),   col_idx.data(),         values.data(),
-                             tiles};
+  const scatter_params<T> sp{a.tile_col().data(), a.tile_offset().data(),
+                             a.bitmap().data(),   a.values().data(),
+                             a.tile_row().data(), row_ptr.data(),
+                             part_start.data(),   col_idx.data(),
+                             values.data(),       tiles};
   scatter_kernel<T>
-      <<<detail::grid_blocks(tiles, block_threads, ctx), block_threads, 0, stream>>>(sp);
+      <<<detail::grid_blocks(tiles * 32, block_threads, ctx), block_threads, 0, stream>>>(sp);
   SPADE_CHECK_LAUNCH("scattering tile entries into csr rows (tiled_to_csr)");
   return csr<T, gpu>(unchecked, rows, a.cols(), std::move(row_ptr), std::move(col_idx),
                      std::move(values));
 }
 
-#define SPADE_INSTANTIATE(T)                                     \
+#define SPADE_INSTANTIATE(T)                                  \
   template tiled<T, gpu> csr_to_tiled<T>(const csr<T, gpu>&); \
   template csr<T, gpu> tiled_to_csr<T>(const tiled<T, gpu>&);
 SPADE_INSTANTIATE(float)

@@ -100,9 +100,9 @@ std::vector<T> tile_product_probe(const std::vector<T>&, const std::vector<T>&, 
   template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);     \
   template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,           \
                                          tile_arithmetic, tiled_spgemm_report*, bool);            \
-  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                   \
-  template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&,   \
-                                                tile_arithmetic);                                \
+  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                    \
+  template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&,     \
+                                                tile_arithmetic);                                 \
   template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,        \
                                          vector<T, gpu>&, int);                                   \
   SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                              \

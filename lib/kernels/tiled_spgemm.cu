@@ -133,8 +133,8 @@ template <>
 struct tile_accumulator<double, tile_arithmetic::native> {
   static constexpr int pairs_per_step = 1;
   double c[2] = {0.0, 0.0};
-  __device__ void add(const pair_operands* p, const double* a_values, const double* b_values,
-                      int g, int t) {
+  __device__ void add(const pair_operands* p, const double* a_values, const double* b_values, int g,
+                      int t) {
     const double a_low = tile_entry(p->a_bits, tile_bit(g, t), a_values + p->a_offset);
     const double a_high = tile_entry(p->a_bits, tile_bit(g, t + 4), a_values + p->a_offset);
     const double b_low = tile_entry(p->b_bits, tile_bit(t, g), b_values + p->b_offset);
@@ -188,7 +188,9 @@ struct tile_accumulator<T, tile_arithmetic::fp16> {
     }
     mma_f16(c, a[0], a[1], b[0], b[1]);
   }
-  __device__ float sum(int u) const { return c[u]; }
+  __device__ float sum(int u) const {
+    return c[u];
+  }
 };
 
 // ---- task list --------------------------------------------------------------------------------
@@ -240,9 +242,9 @@ struct expand_params {
   const std::uint64_t* d_b_bitmap;
   const index_t* d_b_row_start;
   const std::int64_t* d_pair_offset;
-  std::uint64_t* d_keys;          // C tile number, or `culled` for an empty product
-  std::uint64_t* d_pairs;         // a · 2^32 + b
-  unsigned long long* d_culled;   // culled pairs
+  std::uint64_t* d_keys;         // C tile number, or `culled` for an empty product
+  std::uint64_t* d_pairs;        // a · 2^32 + b
+  unsigned long long* d_culled;  // culled pairs
   std::int64_t a_tiles;
   std::int64_t c_tile_cols;
   std::uint64_t culled;
@@ -282,12 +284,12 @@ struct count_params {
   const std::uint64_t* d_pairs;         // sorted by C tile
   const std::uint64_t* d_a_bitmap;
   const std::uint64_t* d_b_bitmap;
-  index_t* d_c_tile_row;    // (cap)
-  index_t* d_c_tile_col;    // (cap)
-  std::uint64_t* d_c_bitmap;  // (cap)
-  std::int64_t* d_c_count;  // (cap + 1): entries per C tile, 0 past the last
-  const std::int64_t* d_runs;              // runs of the sorted keys (C tiles + a culled run)
-  const unsigned long long* d_culled;      // culled pairs (they form the last run)
+  index_t* d_c_tile_row;               // (cap)
+  index_t* d_c_tile_col;               // (cap)
+  std::uint64_t* d_c_bitmap;           // (cap)
+  std::int64_t* d_c_count;             // (cap + 1): entries per C tile, 0 past the last
+  const std::int64_t* d_runs;          // runs of the sorted keys (C tiles + a culled run)
+  const unsigned long long* d_culled;  // culled pairs (they form the last run)
   std::int64_t cap;
   std::int64_t c_tile_cols;
 };
@@ -362,13 +364,14 @@ struct multiply_params {
 
 // Writes this lane's two entries of a C tile, C(g, 2t) and C(g, 2t + 1), where the bitmap has them.
 template <class T, class Accumulator>
-__device__ __forceinline__ void store_tile(const Accumulator& acc, std::uint64_t bits,
-                                           T* c_values, T alpha, int g, int t) {
+__device__ __forceinline__ void store_tile(const Accumulator& acc, std::uint64_t bits, T* c_values,
+                                           T alpha, int g, int t) {
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     const int bit = tile_bit(g, 2 * t + u);
     if ((bits >> bit) & 1u)
-      c_values[__popcll(bits & ((std::uint64_t{1} << bit) - 1))] = alpha * static_cast<T>(acc.sum(u));
+      c_values[__popcll(bits & ((std::uint64_t{1} << bit) - 1))] =
+          alpha * static_cast<T>(acc.sum(u));
   }
 }
 
@@ -482,10 +485,18 @@ class tiled_product {
     device_buffer<std::uint64_t> task(static_cast<std::size_t>(pairs), ctx_);
     device_buffer<unsigned long long> culled(1, ctx_);
     culled.fill_zero();
-    const expand_params ep{a_.tile_row().data(), a_.tile_col().data(), a_.bitmap().data(),
-                           b_.tile_col().data(), b_.bitmap().data(),   b_row_start.data(),
-                           pair_offset.data(),   keys.data(),          task.data(),
-                           culled.data(),        a_tiles,              c_tile_cols,
+    const expand_params ep{a_.tile_row().data(),
+                           a_.tile_col().data(),
+                           a_.bitmap().data(),
+                           b_.tile_col().data(),
+                           b_.bitmap().data(),
+                           b_row_start.data(),
+                           pair_offset.data(),
+                           keys.data(),
+                           task.data(),
+                           culled.data(),
+                           a_tiles,
+                           c_tile_cols,
                            culled_key};
     expand_kernel<<<detail::grid_blocks(a_tiles * 32, setup_threads, ctx_), setup_threads, 0,
                     stream_>>>(ep);
@@ -508,9 +519,9 @@ class tiled_product {
     device_buffer<std::int64_t> run_count(1, ctx_);
     detail::cub_run(ctx_, "finding C's tiles (cub::DeviceRunLengthEncode)",
                     [&](void* d_temp, std::size_t& bytes) {
-                      return cub::DeviceRunLengthEncode::Encode(
-                          d_temp, bytes, sorted_keys.data(), keys.data(), run_lengths.data(),
-                          run_count.data(), pairs, stream_);
+                      return cub::DeviceRunLengthEncode::Encode(d_temp, bytes, sorted_keys.data(),
+                                                                keys.data(), run_lengths.data(),
+                                                                run_count.data(), pairs, stream_);
                     });
     // C has at most `pairs` tiles: its per-tile arrays are sized by that bound, so the counting
     // kernel runs before the tile count reaches the host and one synchronisation returns the
@@ -534,13 +545,13 @@ class tiled_product {
     device_buffer<index_t> tile_col_bound(static_cast<std::size_t>(cap), ctx_);
     device_buffer<std::uint64_t> bitmap_bound(static_cast<std::size_t>(cap), ctx_);
     device_buffer<std::int64_t> c_count(static_cast<std::size_t>(cap) + 1, ctx_);
-    const count_params cp{keys.data(),          c_pair_offset.data(),  sorted_task.data(),
-                          a_.bitmap().data(),   b_.bitmap().data(),    tile_row_bound.data(),
-                          tile_col_bound.data(), bitmap_bound.data(),  c_count.data(),
-                          run_count.data(),     culled.data(),         cap,
-                          c_tile_cols};
-    count_kernel<<<detail::grid_blocks((cap + 1) * count_lanes, setup_threads, ctx_),
-                   setup_threads, 0, stream_>>>(cp);
+    const count_params cp{
+        keys.data(),        c_pair_offset.data(),  sorted_task.data(),    a_.bitmap().data(),
+        b_.bitmap().data(), tile_row_bound.data(), tile_col_bound.data(), bitmap_bound.data(),
+        c_count.data(),     run_count.data(),      culled.data(),         cap,
+        c_tile_cols};
+    count_kernel<<<detail::grid_blocks((cap + 1) * count_lanes, setup_threads, ctx_), setup_threads,
+                   0, stream_>>>(cp);
     SPADE_CHECK_LAUNCH("counting C's entries from bitmap products (tiled_spgemm)");
     keys = device_buffer<std::uint64_t>();
     device_buffer<std::int64_t> c_wide_offset(static_cast<std::size_t>(cap) + 1, ctx_);
@@ -574,30 +585,40 @@ class tiled_product {
                            " entries, more than the 32-bit index type allows");
     c_count = device_buffer<std::int64_t>();
     device_buffer<index_t> c_offset(static_cast<std::size_t>(c_tiles) + 1, ctx_);
-    narrow_offsets_kernel<<<detail::grid_blocks(c_tiles + 1, setup_threads, ctx_), setup_threads,
-                            0, stream_>>>(c_wide_offset.data(), c_offset.data(), c_tiles + 1);
+    narrow_offsets_kernel<<<detail::grid_blocks(c_tiles + 1, setup_threads, ctx_), setup_threads, 0,
+                            stream_>>>(c_wide_offset.data(), c_offset.data(), c_tiles + 1);
     SPADE_CHECK_LAUNCH("narrowing C's tile offsets (tiled_spgemm)");
     c_wide_offset = device_buffer<std::int64_t>();
     device_buffer<index_t> c_tile_row(static_cast<std::size_t>(c_tiles), ctx_);
     device_buffer<index_t> c_tile_col(static_cast<std::size_t>(c_tiles), ctx_);
     device_buffer<std::uint64_t> c_bitmap(static_cast<std::size_t>(c_tiles), ctx_);
     const auto tiles = static_cast<std::size_t>(c_tiles);
-    SPADE_CUDA_TRY(cudaMemcpyAsync(c_tile_row.data(), tile_row_bound.data(), tiles * sizeof(index_t),
-                                   cudaMemcpyDeviceToDevice, stream_),
+    SPADE_CUDA_TRY(cudaMemcpyAsync(c_tile_row.data(), tile_row_bound.data(),
+                                   tiles * sizeof(index_t), cudaMemcpyDeviceToDevice, stream_),
                    "sizing C's tile rows (tiled_spgemm)");
-    SPADE_CUDA_TRY(cudaMemcpyAsync(c_tile_col.data(), tile_col_bound.data(), tiles * sizeof(index_t),
-                                   cudaMemcpyDeviceToDevice, stream_),
+    SPADE_CUDA_TRY(cudaMemcpyAsync(c_tile_col.data(), tile_col_bound.data(),
+                                   tiles * sizeof(index_t), cudaMemcpyDeviceToDevice, stream_),
                    "sizing C's tile columns (tiled_spgemm)");
-    SPADE_CUDA_TRY(cudaMemcpyAsync(c_bitmap.data(), bitmap_bound.data(),
-                                   tiles * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, stream_),
-                   "sizing C's bitmaps (tiled_spgemm)");
+    SPADE_CUDA_TRY(
+        cudaMemcpyAsync(c_bitmap.data(), bitmap_bound.data(), tiles * sizeof(std::uint64_t),
+                        cudaMemcpyDeviceToDevice, stream_),
+        "sizing C's bitmaps (tiled_spgemm)");
     end_phase("count");
 
     device_buffer<T> c_values(static_cast<std::size_t>(nnz), ctx_);
-    const multiply_params<T> mp{c_pair_offset.data(), sorted_task.data(), a_.bitmap().data(),
-                                a_.tile_offset().data(), a_.values().data(), b_.bitmap().data(),
-                                b_.tile_offset().data(), b_.values().data(), c_bitmap.data(),
-                                c_offset.data(), c_values.data(), alpha_, c_tiles};
+    const multiply_params<T> mp{c_pair_offset.data(),
+                                sorted_task.data(),
+                                a_.bitmap().data(),
+                                a_.tile_offset().data(),
+                                a_.values().data(),
+                                b_.bitmap().data(),
+                                b_.tile_offset().data(),
+                                b_.values().data(),
+                                c_bitmap.data(),
+                                c_offset.data(),
+                                c_values.data(),
+                                alpha_,
+                                c_tiles};
     const auto blocks = static_cast<unsigned int>(std::min<std::int64_t>(
         (c_tiles + multiply_warps - 1) / multiply_warps, std::int64_t{1} << 30));
     if (arithmetic_ == tile_arithmetic::fp16)
@@ -746,14 +767,14 @@ tile_census count_tiles(const csr<T, gpu>& a, const csr<T, gpu>& b) {
   b_row_tiles.fill_zero();
   device_buffer<unsigned long long> totals(6, ctx);  // B: tiles, -, -; A: tiles, pairs, products
   totals.fill_zero();
-  const census_params bp{b.row_ptr().data(), b.col_idx().data(), b.rows(), b_row_tiles.data(),
-                         nullptr,            nullptr,            totals.data()};
+  const census_params bp{
+      b.row_ptr().data(), b.col_idx().data(), b.rows(), b_row_tiles.data(), nullptr, nullptr,
+      totals.data()};
   census_kernel<<<detail::grid_blocks(std::int64_t{b.rows()} * 32, setup_threads, ctx),
                   setup_threads, 0, stream>>>(bp);
   SPADE_CHECK_LAUNCH("counting B's tiles (tile census)");
-  const census_params ap{a.row_ptr().data(),  a.col_idx().data(), a.rows(),
-                         nullptr,             b_row_tiles.data(), b.row_ptr().data(),
-                         totals.data() + 3};
+  const census_params ap{a.row_ptr().data(), a.col_idx().data(), a.rows(),         nullptr,
+                         b_row_tiles.data(), b.row_ptr().data(), totals.data() + 3};
   census_kernel<<<detail::grid_blocks(std::int64_t{a.rows()} * 32, setup_threads, ctx),
                   setup_threads, 0, stream>>>(ap);
   SPADE_CHECK_LAUNCH("counting A's tiles and tile pairs (tile census)");
@@ -808,10 +829,10 @@ std::vector<T> tile_product_probe(const std::vector<T>& a, const std::vector<T>&
   return result;
 }
 
-#define SPADE_INSTANTIATE(T)                                                                    \
-  template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,         \
-                                         tile_arithmetic, tiled_spgemm_report*, bool);          \
-  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                 \
+#define SPADE_INSTANTIATE(T)                                                                  \
+  template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,       \
+                                         tile_arithmetic, tiled_spgemm_report*, bool);        \
+  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                \
   template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&, \
                                                 tile_arithmetic);
 SPADE_INSTANTIATE(float)

@@ -150,16 +150,37 @@ void gpu_product_cells() {
   static_assert(plans<decltype(o.coo * o.vec),
                       candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
                                  candidate<spmv, convert<lhs, csr>>>>);
-  // sparse × sparse: Spade's hash SpGEMM first, cuSPARSE's after it, both on two csr.
-  static_assert(plans<decltype(o.csr * o.csr), candidates<candidate<hash>, candidate<spgemm>>>);
+  // sparse × sparse: the tiled SpGEMM on both operands as tiles (through csr), Spade's hash
+  // SpGEMM on two csr, the fp16 tiled mode, cuSPARSE's SpGEMM last.
+  using tiled_mm = kernels::tiled_spgemm;
+  using tiled_fp16 = kernels::tiled_spgemm_fp16;
+  using tiled_t = spade::tiled<T, gpu>;
   static_assert(
-      plans<decltype(o.csr * o.coo),
-            candidates<candidate<hash, convert<rhs, csr>>, candidate<spgemm, convert<rhs, csr>>>>);
+      plans<decltype(o.csr * o.csr),
+            candidates<candidate<tiled_mm, convert<lhs, tiled_t>, convert<rhs, tiled_t>>,
+                       candidate<hash>,
+                       candidate<tiled_fp16, convert<lhs, tiled_t>, convert<rhs, tiled_t>>,
+                       candidate<spgemm>>>);
   static_assert(
-      plans<decltype(o.coo * o.csr),
-            candidates<candidate<hash, convert<lhs, csr>>, candidate<spgemm, convert<lhs, csr>>>>);
+      plans<decltype(o.csr * o.coo), candidates<candidate<tiled_mm, convert<lhs, tiled_t>,
+                                                          convert<rhs, csr>, convert<rhs, tiled_t>>,
+                                                candidate<hash, convert<rhs, csr>>,
+                                                candidate<tiled_fp16, convert<lhs, tiled_t>,
+                                                          convert<rhs, csr>, convert<rhs, tiled_t>>,
+                                                candidate<spgemm, convert<rhs, csr>>>>);
+  static_assert(plans<decltype(o.coo * o.csr),
+                      candidates<candidate<tiled_mm, convert<lhs, csr>, convert<lhs, tiled_t>,
+                                           convert<rhs, tiled_t>>,
+                                 candidate<hash, convert<lhs, csr>>,
+                                 candidate<tiled_fp16, convert<lhs, csr>, convert<lhs, tiled_t>,
+                                           convert<rhs, tiled_t>>,
+                                 candidate<spgemm, convert<lhs, csr>>>>);
   static_assert(plans<decltype(o.coo * o.coo),
-                      candidates<candidate<hash, convert<lhs, csr>, convert<rhs, csr>>,
+                      candidates<candidate<tiled_mm, convert<lhs, csr>, convert<lhs, tiled_t>,
+                                           convert<rhs, csr>, convert<rhs, tiled_t>>,
+                                 candidate<hash, convert<lhs, csr>, convert<rhs, csr>>,
+                                 candidate<tiled_fp16, convert<lhs, csr>, convert<lhs, tiled_t>,
+                                           convert<rhs, csr>, convert<rhs, tiled_t>>,
                                  candidate<spgemm, convert<lhs, csr>, convert<rhs, csr>>>>);
 }
 

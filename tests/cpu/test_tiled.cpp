@@ -548,3 +548,66 @@ TEST_CASE("conversion graph: tiled's paths in both spaces") {
   check_same(spade::convert<spade::csr>(back),
              spade::convert<spade::csr>(spade::convert<spade::dense>(a)));
 }
+
+// ---- products with a tiled operand ------------------------------------------------------------
+
+namespace {
+
+template <class... Cs>
+using candidates = spade::plan::candidates<Cs...>;
+template <class K, class... Steps>
+using candidate = spade::plan::candidate<K, spade::plan::steps<Steps...>>;
+template <class E, class Expected>
+constexpr bool plans = std::is_same_v<typename spade::plan_of<E>::candidates, Expected>;
+
+}  // namespace
+
+TEST_CASE("planner cells with a tiled operand") {
+  using spade::plan::convert;
+  using spade::plan::lhs;
+  using spade::plan::rhs;
+  namespace kernels = spade::kernels;
+  const tiled_d t;
+  const csr_d c;
+  const spade::vector<double, cpu> x;
+  const spade::dense<double, cpu> d;
+  // On the cpu Eigen takes csr: a tiled operand is converted back, once.
+  using eigen = kernels::eigen_product;
+  static_assert(plans<decltype(t * x), candidates<candidate<eigen, convert<lhs, csr_d>>>>);
+  static_assert(plans<decltype(t * d), candidates<candidate<eigen, convert<lhs, csr_d>>>>);
+  static_assert(plans<decltype(d * t), candidates<candidate<eigen, convert<rhs, csr_d>>>>);
+  static_assert(plans<decltype(t * c), candidates<candidate<eigen, convert<lhs, csr_d>>>>);
+  static_assert(plans<decltype(t * t),
+                      candidates<candidate<eigen, convert<lhs, csr_d>, convert<rhs, csr_d>>>>);
+  // On the gpu two tiled operands go to the tiled SpGEMM as they are.
+  using tiled_g = spade::tiled<double, gpu>;
+  using csr_g = spade::csr<double, gpu>;
+  const tiled_g tg;
+  static_assert(
+      plans<decltype(tg * tg),
+            candidates<
+                candidate<kernels::tiled_spgemm>,
+                candidate<kernels::hash_spgemm, convert<lhs, csr_g>, convert<rhs, csr_g>>,
+                candidate<kernels::tiled_spgemm_fp16>,
+                candidate<kernels::cusparse_spgemm, convert<lhs, csr_g>, convert<rhs, csr_g>>>>);
+}
+
+TEST_CASE("cpu products with a tiled operand equal those of its csr") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const csr_d a = csr_of(23, 19, random_entries(23, 19, 0.2, seed));
+  const csr_d b = csr_of(19, 21, random_entries(19, 21, 0.2, seed + 1));
+  const tiled_d ta = spade::convert<spade::tiled>(a);
+  const tiled_d tb = spade::convert<spade::tiled>(b);
+  const auto x = spade::random_vector<double>(19, seed + 2);
+  const auto d = spade::random_dense<double, row_major>(19, 4, seed + 3);
+  // The same Eigen kernel runs on the same csr, so the results are bitwise equal.
+  const spade::vector<double, cpu> y = ta * x, want_y = a * x;
+  CHECK(y.values() == want_y.values());
+  const spade::dense<double, cpu> p = ta * d, want_p = a * d;
+  CHECK(p.values() == want_p.values());
+  const csr_d s = ta * tb, want_s = a * b;
+  check_same(s, want_s);
+  // The csr made for the first product is cached on the operand.
+  CHECK(hops([&] { const spade::vector<double, cpu> again = ta * x; }) == 0);
+}

@@ -40,9 +40,8 @@ inline void poison_pool(std::size_t bytes) {
 // ((terms + 2)·ε(T) + relative)·(|alpha|·|A|·|B|) of the exact one, where terms is the row's
 // length in A (a sum's rounding) and `relative` an arithmetic's own error (0: T's).
 template <class T>
-void check_product(const std::string& what, const csr<T, cpu>& got,
-                   const csr<T, cpu>& a, const csr<T, cpu>& b, double alpha = 1.0,
-                   double relative = 0.0) {
+void check_product(const std::string& what, const csr<T, cpu>& got, const csr<T, cpu>& a,
+                   const csr<T, cpu>& b, double alpha = 1.0, double relative = 0.0) {
   CAPTURE(what);
   const sparse_d want = sparse_d(alpha * (widen(a) * widen(b))).pruned(0.0, 0.0);
   // The pattern comes from |A|·|B| (no cancellation there), the values from A·B.
@@ -69,9 +68,8 @@ void check_product(const std::string& what, const csr<T, cpu>& got,
       while (w && w.col() < m.col())
         ++w;
       const double exact = (w && w.col() == m.col()) ? w.value() : 0.0;
-      const double bound =
-          ((terms[i] + 2) * eps + relative) * std::abs(alpha) * m.value() +
-          std::numeric_limits<T>::min();
+      const double bound = ((terms[i] + 2) * eps + relative) * std::abs(alpha) * m.value() +
+                           std::numeric_limits<T>::min();
       if (!(std::abs(static_cast<double>(got.values()[k]) - exact) <= bound)) ++wrong_value;
     }
     if (m) ++wrong_pattern;

@@ -20,12 +20,12 @@
 using spade::cpu;
 using spade::gpu;
 using spade::index_t;
+using spade::testing::check_product;
 using spade::testing::fresh_seed;
+using spade::testing::poison_pool;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
 using spade::testing::splitmix64;
-using spade::testing::check_product;
-using spade::testing::poison_pool;
 using spade::testing::transposed;
 
 namespace {
@@ -80,7 +80,6 @@ spade::csr<T, cpu> with_full_rows(const spade::csr<T, cpu>& a, const std::vector
   return spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
                             std::move(values));
 }
-
 
 }  // namespace
 

@@ -256,8 +256,9 @@ TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: edge shapes, culling, every arithmeti
     }
   }
   // Sums run in a fixed order: the same product twice is bit for bit the same.
-  const auto& block = *std::find_if(cases.begin(), cases.end(),
-                                    [](const pair_case& c) { return c.name == "block diagonal 8..64"; });
+  const auto& block = *std::find_if(cases.begin(), cases.end(), [](const pair_case& c) {
+    return c.name == "block diagonal 8..64";
+  });
   const auto first = run_tiled(block.a, block.b, T(1), tile_arithmetic::native);
   const auto second = run_tiled(block.a, block.b, T(1), tile_arithmetic::native);
   CHECK(spade::testing::bits_equal(first.values(), second.values()));

@@ -86,7 +86,7 @@ tiled<T, gpu> csr_to_tiled(const csr<T, gpu>& a);
 
 /// tiled → csr: row lengths from each tile's bitmap bytes (integer atomics), CUB exclusive
 /// scan for the row pointers, a CUB exclusive scan by key over (tile, tile row) for where each
-/// tile's part of a row starts, then a thread per tile scatters its entries. O(tiles + nnz);
+/// tile's part of a row starts, then a warp per tile scatters its entries. O(tiles + nnz);
 /// no host synchronisation.
 template <scalar T>
 csr<T, gpu> tiled_to_csr(const tiled<T, gpu>& a);

@@ -203,10 +203,11 @@ device::tile_census tile_census_of(const A& a, const B& b) {
 inline std::string tile_census_text(const device::tile_census& census) {
   const auto& t = tuning();
   std::ostringstream out;
-  out << census.products << " element products in " << census.tile_pairs << " tile pairs: "
-      << census.products_per_tile_pair() << " per pair (tiled_min_products_per_pair "
-      << t.tiled_min_products_per_pair << "); mean tile fill A " << census.a_fill() << ", B "
-      << census.b_fill() << " (tiled_min_fill " << t.tiled_min_fill << ")";
+  out << census.products << " element products in " << census.tile_pairs
+      << " tile pairs: " << census.products_per_tile_pair()
+      << " per pair (tiled_min_products_per_pair " << t.tiled_min_products_per_pair
+      << "); mean tile fill A " << census.a_fill() << ", B " << census.b_fill()
+      << " (tiled_min_fill " << t.tiled_min_fill << ")";
   return out.str();
 }
 
@@ -298,8 +299,8 @@ std::string accept_reason_core(const A& a, const B& b, const operation_facts& fa
     if constexpr (is_tiled_v<A> && is_tiled_v<B>)
       return "both operands are tiled";
     else
-      return "8x8 tiles dense enough: " + tile_census_text(tile_census_of(a, b)) +
-             "; nnz(A) " + std::to_string(a.nnz()) + " >= tiled_min_nnz " +
+      return "8x8 tiles dense enough: " + tile_census_text(tile_census_of(a, b)) + "; nnz(A) " +
+             std::to_string(a.nnz()) + " >= tiled_min_nnz " +
              std::to_string(tuning().tiled_min_nnz) +
              "; fp64 on DMMA, fp32 as 3xTF32 (the tiled forms are cached on the operands)";
   } else if constexpr (std::is_same_v<Rule, plan::rules::sparse_times_dense> &&

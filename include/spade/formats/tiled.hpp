@@ -21,7 +21,9 @@ inline constexpr index_t tile_extent = 8;
 
 /// The bit of a tile's bitmap that stands for local row `r` and local column `c` (row-major:
 /// byte r of the bitmap is row r of the tile).
-constexpr int tile_bit(int r, int c) noexcept { return r * 8 + c; }
+constexpr int tile_bit(int r, int c) noexcept {
+  return r * 8 + c;
+}
 
 /// A rows × cols sparse matrix cut into 8×8 tiles; only tiles holding entries are stored.
 /// Tile t covers rows 8·tile_row[t] … +7 and columns 8·tile_col[t] … +7; bit tile_bit(r, c)

@@ -261,7 +261,6 @@ inline void check_ellr(index_t rows, index_t cols, index_t width, std::size_t va
                          " entries exceed the 32-bit index type");
 }
 
-
 /// Checks tiled arrays: tiles strictly increasing by (tile row, tile column) and inside the
 /// matrix, each bitmap non-zero with no bit past the matrix's last row or column, and
 /// tile_offset running from 0 in steps of each bitmap's popcount to value_count.
@@ -282,21 +281,19 @@ inline void check_tiled(index_t rows, index_t cols, const std::vector<index_t>& 
   const std::int64_t tile_rows = (std::int64_t{rows} + 7) / 8;
   const std::int64_t tile_cols = (std::int64_t{cols} + 7) / 8;
   if (!tile_offset.empty() && tile_offset[0] != 0)
-    throw invalid_matrix("tiled: " + entry_text("tile_offset", 0, tile_offset[0]) +
-                         " (must be 0)");
+    throw invalid_matrix("tiled: " + entry_text("tile_offset", 0, tile_offset[0]) + " (must be 0)");
   for (std::size_t t = 0; t < tiles; ++t) {
     if (tile_row[t] < 0 || tile_row[t] >= tile_rows || tile_col[t] < 0 || tile_col[t] >= tile_cols)
-      throw invalid_matrix("tiled: tile " + std::to_string(t) + " at tile row " +
-                           std::to_string(tile_row[t]) + ", tile column " +
-                           std::to_string(tile_col[t]) + " lies outside the " +
-                           std::to_string(tile_rows) + " x " + std::to_string(tile_cols) +
-                           " tiles of a " + std::to_string(rows) + " x " + std::to_string(cols) +
-                           " matrix");
+      throw invalid_matrix(
+          "tiled: tile " + std::to_string(t) + " at tile row " + std::to_string(tile_row[t]) +
+          ", tile column " + std::to_string(tile_col[t]) + " lies outside the " +
+          std::to_string(tile_rows) + " x " + std::to_string(tile_cols) + " tiles of a " +
+          std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
     if (t > 0 && (tile_row[t] < tile_row[t - 1] ||
                   (tile_row[t] == tile_row[t - 1] && tile_col[t] <= tile_col[t - 1])))
-      throw invalid_matrix("tiled: tile " + std::to_string(t) + " (" +
-                           std::to_string(tile_row[t]) + ", " + std::to_string(tile_col[t]) +
-                           ") comes after tile (" + std::to_string(tile_row[t - 1]) + ", " +
+      throw invalid_matrix("tiled: tile " + std::to_string(t) + " (" + std::to_string(tile_row[t]) +
+                           ", " + std::to_string(tile_col[t]) + ") comes after tile (" +
+                           std::to_string(tile_row[t - 1]) + ", " +
                            std::to_string(tile_col[t - 1]) +
                            "); tiles must be strictly increasing by (tile row, tile column)");
     if (bitmap[t] == 0)
@@ -310,8 +307,8 @@ inline void check_tiled(index_t rows, index_t cols, const std::vector<index_t>& 
       inside |= ((valid_cols == 8 ? std::uint64_t{0xff} : ((std::uint64_t{1} << valid_cols) - 1))
                  << (8 * r));
     if ((bitmap[t] & ~inside) != 0)
-      throw invalid_matrix("tiled: tile " + std::to_string(t) + " (" +
-                           std::to_string(tile_row[t]) + ", " + std::to_string(tile_col[t]) +
+      throw invalid_matrix("tiled: tile " + std::to_string(t) + " (" + std::to_string(tile_row[t]) +
+                           ", " + std::to_string(tile_col[t]) +
                            ") has bits for rows or columns past the matrix's " +
                            std::to_string(rows) + " x " + std::to_string(cols));
     const std::int64_t count = __builtin_popcountll(bitmap[t]);
