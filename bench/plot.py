@@ -88,6 +88,26 @@ def targets(operation, rows):
         if rmat:
             lines.append(f"completes R-MAT scale 20: check {rmat[0]['check']} -> "
                          f"{'met' if rmat[0]['check'] == 'ok' else 'NOT met'}")
+    elif operation == "tiled":
+        friendly = [r for r in ok if any(n in r["matrix"] for n in (
+            "s1rmq4m1", "bcsstk13", "Dubcova1", "stencil27", "block_diagonal"))]
+        if friendly:
+            g = geomean([r["ratio"] for r in friendly])
+            lines.append(f">= 1.3x hash_spgemm on the tile-friendly matrices: geomean {g:.3f} over "
+                         f"{len(friendly)} -> {'met' if g >= 1.3 else 'NOT met'}; below 1.3x: " +
+                         (", ".join(f"{r['matrix']} {r['ratio']:.2f}" for r in friendly
+                                    if r["ratio"] < 1.3) or "none"))
+        picked = [r for r in ok if r.get("tiled_criterion") == "tiled_spgemm"]
+        faster = [r for r in ok if r["ratio"] > 1]
+        hits = [r for r in picked if r["ratio"] > 1]
+        if picked or faster:
+            precision = len(hits) / len(picked) if picked else float("nan")
+            recall = len(hits) / len(faster) if faster else float("nan")
+            lines.append(f"criterion (planner picks tiled_spgemm): precision {precision:.2f} "
+                         f"({len(hits)} of {len(picked)} picks faster), recall {recall:.2f} "
+                         f"({len(hits)} of {len(faster)} faster ones picked): " +
+                         ", ".join(f"{r['matrix']}" for r in faster if r not in picked) +
+                         (" faster but not picked" if [r for r in faster if r not in picked] else ""))
     return lines
 
 
@@ -124,7 +144,9 @@ def product_report(rows, out, title):
     if positive and max(positive) / min(positive) > 4:
         ax.set_xscale("log")
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_xlabel("cuSPARSE best-of time / Spade time  (> 1: Spade faster)")
+    ax.set_xlabel("hash_spgemm time / tiled_spgemm time  (> 1: tiles faster)"
+                  if operation == "tiled" else
+                  "cuSPARSE best-of time / Spade time  (> 1: Spade faster)")
     ax.set_title(title or f"spade-bench {operation} {precision}: ratio per matrix "
                           f"(blue real, orange synthetic, red failed)", fontsize=9)
     fig.tight_layout()

@@ -7,7 +7,7 @@
 #                                                docs/benchmarks/<name>-<DATE>.csv, .png and .md
 #   scripts/bench.sh                             both, on a machine with a GPU (builds build-bench)
 #
-# --run reads: SPADE_BENCH_RUNS (default "overhead spmv spmm spgemm"), SPADE_BENCH_QUICK
+# --run reads: SPADE_BENCH_RUNS (default "overhead spmv spmm spgemm tiled"), SPADE_BENCH_QUICK
 # (default --quick; set it empty for the full sets), SPADE_BENCH_N (spmm widths, default
 # 32,128), SPADE_BENCH_DOUBLE=1 (fp64 too), SPADE_MATRIX_DIR (real matrices), SPADE_COMMIT
 # (default: git rev-parse --short HEAD). --from installs python3-matplotlib with apt if no
@@ -23,7 +23,7 @@ run_benchmarks() {
   local precisions=(fp32)
   [[ ${SPADE_BENCH_DOUBLE:-0} == 1 ]] && precisions+=(fp64)
   local status=0
-  for b in ${SPADE_BENCH_RUNS:-overhead spmv spmm spgemm}; do
+  for b in ${SPADE_BENCH_RUNS:-overhead spmv spmm spgemm tiled}; do
     for p in "${precisions[@]}"; do
       local args=("$b") name=$b
       case $b in
