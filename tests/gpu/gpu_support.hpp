@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -185,6 +186,24 @@ dense<T, cpu, Layout> random_dense(index_t rows, index_t cols, double zero_fract
       x = nonzero_value<T>(rng);
   }
   return d;
+}
+
+/// True when no CUDA device is usable (said once per suite, with the reason and what needs a
+/// device): every case then passes without touching the GPU, as the CPU-only CI expects of a
+/// gpu-labelled suite.
+inline bool no_device(const char* what) {
+  static bool said = false;
+  std::string reason;
+  if (device_available(&reason)) return false;
+  if (!said) {
+    MESSAGE("skipped: no CUDA device (" << reason << "); " << std::string(what) << " need one");
+    said = true;
+  }
+  return true;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 /// Checks, when the test case ends normally, that everything it allocated on the device went

@@ -30,37 +30,20 @@ using spade::index_t;
 using spade::row_major;
 using spade::testing::bits_equal;
 using spade::testing::check_same;
+using spade::testing::contains;
 using spade::testing::fresh_seed;
+using spade::testing::no_device;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
 using spade::testing::splitmix64;
 
 namespace {
 
-// ---- running without a device -----------------------------------------------------------------
-
-// True when no CUDA device is usable (said once, with the reason): every case then passes
-// without touching the GPU, as the CPU-only CI expects of a gpu-labelled suite.
-bool no_device() {
-  static bool said = false;
-  std::string reason;
-  if (spade::device_available(&reason)) return false;
-  if (!said) {
-    MESSAGE("skipped: no CUDA device (" << reason << "); the ellr GPU tests need one");
-    said = true;
-  }
-  return true;
-}
-
 // Restores spade::tuning() when a case ends, however it ends.
 struct tuning_restorer {
   spade::thresholds saved = spade::tuning();
   ~tuning_restorer() { spade::tuning() = saved; }
 };
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The lanes the planner gives `a` on this device: detail::ellr_threads_per_row (its values are
 // pinned by hand in tests/cpu/test_ellr.cpp).
@@ -518,7 +501,7 @@ std::size_t conversions() {
 
 TEST_CASE_TEMPLATE("gpu csr -> ellr equals the host's and the definition; ellr -> csr inverts it",
                    T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -551,7 +534,7 @@ TEST_CASE_TEMPLATE("gpu csr -> ellr equals the host's and the definition; ellr -
 }
 
 TEST_CASE_TEMPLATE("gpu csr -> ellr rejects layouts no conversion makes", T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -572,7 +555,7 @@ TEST_CASE_TEMPLATE("gpu csr -> ellr rejects layouts no conversion makes", T, flo
 
 TEST_CASE_TEMPLATE("ellr_spmv vs Eigen: threads per row, layouts, alpha and beta, edge shapes", T,
                    float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -608,7 +591,7 @@ TEST_CASE_TEMPLATE("ellr_spmv vs Eigen: threads per row, layouts, alpha and beta
 
 TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_spmv equals Eigen",
                    T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -713,7 +696,7 @@ void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, L
 
 TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-byte loads", T,
                    float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -745,7 +728,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-
 
 TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad threads per row",
                    T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -784,7 +767,7 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad
 
 TEST_CASE_TEMPLATE("planner: y = A * x runs cuSPARSE once, then converts A to ellr once for good",
                    T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   tuning_restorer restore;
   spade::tuning() = spade::default_thresholds;
@@ -866,7 +849,7 @@ TEST_CASE_TEMPLATE("planner: y = A * x runs cuSPARSE once, then converts A to el
 
 TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N = 9); SELL layout",
                    T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   tuning_restorer restore;
   spade::tuning() = spade::default_thresholds;
@@ -1037,7 +1020,7 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
 
 TEST_CASE_TEMPLATE("planner: an ellr operand, eval<ellr_spmv>, fused y = 2 * (A * x) + 3 * y", T,
                    float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   tuning_restorer restore;
   spade::tuning() = spade::default_thresholds;
@@ -1119,7 +1102,7 @@ TEST_CASE_TEMPLATE("planner: an ellr operand, eval<ellr_spmv>, fused y = 2 * (A 
 
 TEST_CASE_TEMPLATE("ellr round trips: to_gpu / to_cpu, convert<csr> and convert<ellr> on the gpu",
                    T, float, double) {
-  if (no_device()) return;
+  if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);

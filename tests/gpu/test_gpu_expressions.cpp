@@ -31,6 +31,7 @@ using spade::cpu;
 using spade::gpu;
 using spade::index_t;
 using spade::row_major;
+using spade::testing::contains;
 using spade::testing::fresh_seed;
 using spade::testing::pool_guard;
 using spade::testing::splitmix64;
@@ -73,10 +74,6 @@ std::uint64_t case_seed() {
   if (const char* replay = std::getenv("SPADE_TEST_SEED"))
     return std::strtoull(replay, nullptr, 10);
   return fresh_seed();
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // ---- the independent reference: double copies of operands and results, from either space ----

@@ -21,7 +21,9 @@ using spade::cpu;
 using spade::gpu;
 using spade::index_t;
 using spade::testing::check_product;
+using spade::testing::contains;
 using spade::testing::fresh_seed;
+using spade::testing::no_device;
 using spade::testing::poison_pool;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
@@ -29,21 +31,6 @@ using spade::testing::splitmix64;
 using spade::testing::transposed;
 
 namespace {
-
-bool no_device() {
-  static bool said = false;
-  std::string reason;
-  if (spade::device_available(&reason)) return false;
-  if (!said) {
-    MESSAGE("skipped: no CUDA device (" << reason << "); the hash_spgemm tests need one");
-    said = true;
-  }
-  return true;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 template <class T>
 spade::csr<T, cpu> run_hash(const spade::csr<T, cpu>& a, const spade::csr<T, cpu>& b, T alpha,
@@ -85,7 +72,7 @@ spade::csr<T, cpu> with_full_rows(const spade::csr<T, cpu>& a, const std::vector
 
 TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: edge shapes, empty rows, rectangular operands", T, float,
                    double) {
-  if (no_device()) return;
+  if (no_device("the hash_spgemm tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -123,7 +110,7 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: edge shapes, empty rows, rectangular o
 
 TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column, long rows", T,
                    float, double) {
-  if (no_device()) return;
+  if (no_device("the hash_spgemm tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -187,7 +174,7 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column
 
 TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: A*A and A*transpose(A) on every real matrix", T, float,
                    double) {
-  if (no_device()) return;
+  if (no_device("the hash_spgemm tests")) return;
   pool_guard guard;
   for (const auto& path : spade::testing::real_matrices()) {
     const std::string name = path.filename().string();
@@ -201,7 +188,7 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: A*A and A*transpose(A) on every real m
 
 TEST_CASE_TEMPLATE("sparse x sparse plans hash_spgemm; explain shows products and bins", T, float,
                    double) {
-  if (no_device()) return;
+  if (no_device("the hash_spgemm tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -230,7 +217,7 @@ TEST_CASE_TEMPLATE("sparse x sparse plans hash_spgemm; explain shows products an
 // Two table shapes share the 1024-thread kernels with different shared memory: the larger
 // grant must survive a product that needed only the smaller one.
 TEST_CASE_TEMPLATE("hash_spgemm: the largest tables after the next largest", T, float, double) {
-  if (no_device()) return;
+  if (no_device("the hash_spgemm tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);

@@ -27,7 +27,9 @@ using spade::gpu;
 using spade::index_t;
 using spade::device::tile_arithmetic;
 using spade::testing::check_product;
+using spade::testing::contains;
 using spade::testing::fresh_seed;
+using spade::testing::no_device;
 using spade::testing::poison_pool;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
@@ -35,21 +37,6 @@ using spade::testing::splitmix64;
 using spade::testing::transposed;
 
 namespace {
-
-bool no_device() {
-  static bool said = false;
-  std::string reason;
-  if (spade::device_available(&reason)) return false;
-  if (!said) {
-    MESSAGE("skipped: no CUDA device (" << reason << "); the tiled tests need one");
-    said = true;
-  }
-  return true;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The error each arithmetic promises, relative to |alpha|·(|A|·|B|) (issue [6/6]).
 template <class T>
@@ -110,7 +97,7 @@ void check_probe(const std::vector<double>& a, const std::vector<double>& b,
 // Each (r, m, c) once: A holds only (r, m), B only (m, c), so C must hold a·b at (r, c) and
 // nothing else. A fragment entry read from or written to the wrong lane moves or loses it.
 TEST_CASE_TEMPLATE("tiled_spgemm's tensor-core fragment layouts (sm_90)", T, float, double) {
-  if (no_device()) return;
+  if (no_device("the tiled tests")) return;
   pool_guard guard;
   for (const auto arithmetic : {tile_arithmetic::native, tile_arithmetic::fp16}) {
     CAPTURE(static_cast<int>(arithmetic));
@@ -142,7 +129,7 @@ TEST_CASE_TEMPLATE("tiled_spgemm's tensor-core fragment layouts (sm_90)", T, flo
 }
 
 TEST_CASE_TEMPLATE("csr <-> tiled on the GPU equals the host conversions", T, float, double) {
-  if (no_device()) return;
+  if (no_device("the tiled tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -182,7 +169,7 @@ TEST_CASE_TEMPLATE("csr <-> tiled on the GPU equals the host conversions", T, fl
 
 TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: edge shapes, culling, every arithmetic", T, float,
                    double) {
-  if (no_device()) return;
+  if (no_device("the tiled tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -266,7 +253,7 @@ TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: edge shapes, culling, every arithmeti
 
 TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: A*A and A*transpose(A) on every real matrix", T, float,
                    double) {
-  if (no_device()) return;
+  if (no_device("the tiled tests")) return;
   pool_guard guard;
   for (const auto& path : spade::testing::real_matrices()) {
     const std::string name = path.filename().string();
@@ -282,7 +269,7 @@ TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: A*A and A*transpose(A) on every real 
 }
 
 TEST_CASE_TEMPLATE("the tile census counts tiles, products and tile pairs", T, float, double) {
-  if (no_device()) return;
+  if (no_device("the tiled tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -324,7 +311,7 @@ TEST_CASE_TEMPLATE("the tile census counts tiles, products and tile pairs", T, f
 
 TEST_CASE_TEMPLATE("sparse x sparse plans tiled_spgemm on dense tiles, hash_spgemm otherwise", T,
                    float, double) {
-  if (no_device()) return;
+  if (no_device("the tiled tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
