@@ -1,4 +1,4 @@
-// Helpers shared by the test suites: where the data lives, which real matrices exist.
+// Helpers shared by the test suites: where the data lives, which real matrices exist, messages.
 #pragma once
 
 #include <algorithm>
@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <spade/core/error.hpp>
 
 namespace spade::testing {
 
@@ -28,6 +30,21 @@ inline std::vector<std::filesystem::path> real_matrices() {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// The message of the spade::invalid_matrix that f() throws (a marker text when none is thrown).
+template <class F>
+std::string error_text(F&& f) {
+  try {
+    f();
+  } catch (const invalid_matrix& e) {
+    return e.what();
+  }
+  return "<no invalid_matrix thrown>";
 }
 
 }  // namespace spade::testing

@@ -24,6 +24,8 @@ using spade::cpu;
 using spade::index_t;
 using spade::row_major;
 
+using spade::testing::contains;
+
 namespace {
 
 using ref_t = Eigen::MatrixXd;
@@ -250,10 +252,6 @@ std::string mismatch_message(F&& f) {
     return e.what();
   }
   return "(no dimension_mismatch thrown)";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -15,20 +15,12 @@
 using spade::cpu;
 using spade::index_t;
 
+using spade::testing::error_text;
+
 namespace {
 
 std::uint64_t fresh_seed() {
   return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
-
-template <class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const spade::invalid_matrix& e) {
-    return e.what();
-  }
-  return "<no invalid_matrix thrown>";
 }
 
 /// The matrix as an ordered map (i, j) → summed value: an independent reference built

@@ -15,11 +15,16 @@
 #include <utility>
 #include <vector>
 
+#include "test_support.hpp"
+
 using spade::col_major;
 using spade::cpu;
 using spade::gpu;
 using spade::index_t;
 using spade::row_major;
+
+using spade::testing::contains;
+using spade::testing::error_text;
 
 namespace {
 
@@ -27,20 +32,6 @@ std::uint64_t fresh_seed() {
   static std::uint64_t calls = 0;
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
   return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
-
-template <class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const spade::invalid_matrix& e) {
-    return e.what();
-  }
-  return "<no invalid_matrix thrown>";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// The arrays a gcoo must hold, built straight from the definition: entries keyed by

@@ -9,6 +9,8 @@
 #include <string>
 #include <type_traits>
 
+#include "test_support.hpp"
+
 using spade::col_major;
 using spade::cpu;
 using spade::gpu;
@@ -18,6 +20,8 @@ using spade::plan::lhs;
 using spade::plan::rhs;
 namespace kernels = spade::kernels;
 namespace rules = spade::plan::rules;
+
+using spade::testing::contains;
 
 namespace {
 
@@ -46,10 +50,6 @@ std::uint64_t fresh_seed() {
   static std::uint64_t calls = 0;
   const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
   return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace

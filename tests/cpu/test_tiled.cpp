@@ -21,6 +21,9 @@ using spade::gpu;
 using spade::index_t;
 using spade::row_major;
 
+using spade::testing::contains;
+using spade::testing::error_text;
+
 namespace {
 
 using tiled_d = spade::tiled<double, cpu>;
@@ -29,20 +32,6 @@ using csr_d = spade::csr<double, cpu>;
 std::uint64_t fresh_seed() {
   static std::random_device device;
   return (std::uint64_t{device()} << 32) ^ device();
-}
-
-template <class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const spade::invalid_matrix& e) {
-    return e.what();
-  }
-  return "<no invalid_matrix thrown>";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// A matrix's entries keyed by (row, column), in row-major order.

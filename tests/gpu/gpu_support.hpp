@@ -17,6 +17,8 @@
 
 #include <spade/spade.hpp>
 
+#include "test_support.hpp"
+
 namespace spade::testing {
 
 /// splitmix64 (Steele, Lea, Flood 2014): tiny, and a seed fixes the whole input, so a CAPTUREd
@@ -200,10 +202,6 @@ inline bool no_device(const char* what) {
     said = true;
   }
   return true;
-}
-
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// Checks, when the test case ends normally, that everything it allocated on the device went
