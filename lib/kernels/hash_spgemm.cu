@@ -106,6 +106,82 @@ __device__ __forceinline__ void for_each_product(const operands<T>& p, std::int6
   }
 }
 
+// Threads per entry of A for a group of `lanes` threads working on a row of `length` entries of
+// A: as many as the row's entries leave (a power of two), at least `min_lanes` (sized to B's
+// mean row). A row of C with thousands of entries often has a handful of entries of A, one of
+// them a hub of a power-law graph: min_lanes alone would leave all but a few threads idle.
+__device__ __forceinline__ int lanes_per_entry(std::int64_t length, int lanes, int min_lanes) {
+  int t = min_lanes;
+  while (t < lanes && std::int64_t{t} * 2 * length <= lanes)
+    t *= 2;
+  return t;
+}
+
+// An entry of A whose row of B is longer than this many times its group's threads is left out
+// of the groups' pass and taken by the whole block afterwards.
+constexpr int heavy_factor = 8;
+
+// Every product of A's entries [begin, end) with B's rows, by a whole block of `Block` threads
+// (the same arguments in every thread; every thread must call it). Groups of threads take an
+// entry each, sized so the row's entries fill the block (any group size, not only powers of
+// two); entries whose row of B is longer than heavy_factor × the group (the hubs of a power-law
+// graph next to many short rows) are skipped there and then taken one at a time by all `Block`
+// threads. `s_masks`: Block/32 words of shared memory.
+template <int Block, class T, class Visit>
+__device__ __forceinline__ void for_each_product_block(const operands<T>& p, std::int64_t begin,
+                                                       std::int64_t end, int min_lanes,
+                                                       unsigned* s_masks, Visit&& visit) {
+  const std::int64_t length = end - begin;
+  const int lanes = static_cast<int>(std::min<std::int64_t>(
+      Block, std::max<std::int64_t>(min_lanes, length > 0 ? Block / length : Block)));
+  const int groups = Block / lanes;
+  const int group = static_cast<int>(threadIdx.x) / lanes;
+  const int inner = static_cast<int>(threadIdx.x) - group * lanes;
+  const index_t heavy = groups > 1 ? heavy_factor * lanes : INT_MAX;
+  bool deferred = false;
+  if (group < groups) {
+    for (std::int64_t j = begin + group; j < end; j += groups) {
+      const index_t k = __ldg(p.a_col_idx + j);
+      const index_t q_begin = __ldg(p.b_row_ptr + k);
+      const index_t q_end = __ldg(p.b_row_ptr + k + 1);
+      if (q_end - q_begin > heavy) {
+        deferred = true;
+        continue;
+      }
+      for (index_t q = q_begin + inner; q < q_end; q += lanes)
+        visit(j, q);
+    }
+  }
+  if (!__syncthreads_or(deferred)) return;
+  // The deferred entries, a chunk of Block entries at a time: a bit per entry in s_masks, then
+  // every thread walks the same bits.
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  for (std::int64_t base = begin; base < end; base += Block) {
+    const std::int64_t j = base + threadIdx.x;
+    bool is_heavy = false;
+    if (j < end) {
+      const index_t k = __ldg(p.a_col_idx + j);
+      is_heavy = __ldg(p.b_row_ptr + k + 1) - __ldg(p.b_row_ptr + k) > heavy;
+    }
+    const unsigned ballot = __ballot_sync(0xffffffffu, is_heavy);
+    if ((threadIdx.x & 31) == 0) s_masks[warp] = ballot;
+    __syncthreads();
+    for (int w = 0; w < Block / 32; ++w) {
+      unsigned mask = s_masks[w];
+      while (mask) {
+        const std::int64_t h = base + w * 32 + (__ffs(mask) - 1);
+        mask &= mask - 1;
+        const index_t k = __ldg(p.a_col_idx + h);
+        const index_t q_end = __ldg(p.b_row_ptr + k + 1);
+        for (index_t q = __ldg(p.b_row_ptr + k) + static_cast<index_t>(threadIdx.x); q < q_end;
+             q += Block)
+          visit(h, q);
+      }
+    }
+    __syncthreads();  // s_masks is rewritten by the next chunk
+  }
+}
+
 // ---- setup and binning (the paper's Algorithms 1–3) -------------------------------------------
 
 constexpr int max_bins = 12;
@@ -222,6 +298,7 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     symbolic_shared(operands<T> p, bin_launch l, index_t* row_nnz) {
   extern __shared__ index_t s_keys[];
   __shared__ int s_count;
+  __shared__ unsigned s_masks[Group <= 32 ? 1 : Block / 32];
   constexpr int rows_per_block = Block / Group;
   const int group = threadIdx.x / Group;
   const int lane = threadIdx.x % Group;
@@ -233,12 +310,18 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
   index_t* table = s_keys + group * l.table_size;
   int count = 0;
   index_t row = 0;
-  if (i < l.count) {
+  auto insert = [&](std::int64_t, index_t q) {
+    count += insert_key(table, l.table_size, __ldg(p.b_col_idx + q));
+  };
+  if (i < l.count) {  // the same in every thread of a block-per-row kernel
     row = row_at(l.bins, l.first + i);
-    for_each_product(p, __ldg(p.a_row_ptr + row), __ldg(p.a_row_ptr + row + 1), lane, Group,
-                     l.per_entry, [&](std::int64_t, index_t q) {
-                       count += insert_key(table, l.table_size, __ldg(p.b_col_idx + q));
-                     });
+    const index_t begin = __ldg(p.a_row_ptr + row);
+    const index_t end = __ldg(p.a_row_ptr + row + 1);
+    if constexpr (Group <= 32)
+      for_each_product(p, begin, end, lane, Group, lanes_per_entry(end - begin, Group, l.per_entry),
+                       insert);
+    else
+      for_each_product_block<Block>(p, begin, end, l.per_entry, s_masks, insert);
   }
   if constexpr (Group <= 32) {
 #pragma unroll
@@ -288,6 +371,8 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     numeric_shared(operands<T> p, bin_launch l, const index_t* __restrict__ c_row_ptr,
                    index_t* __restrict__ c_col_idx, T* __restrict__ c_values) {
   extern __shared__ __align__(16) unsigned char s_raw[];
+  // A block's row: deferred entries of A (a bit each), then the gather's counts per warp.
+  __shared__ unsigned s_warp[Group <= 32 ? 1 : Block / 32];
   constexpr int rows_per_block = Block / Group;
   T* s_values = reinterpret_cast<T*>(s_raw);
   index_t* s_keys = reinterpret_cast<index_t*>(s_values + rows_per_block * l.table_size);
@@ -306,15 +391,21 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
     row = row_at(l.bins, l.first + i);
     T a_value = T(0);
     std::int64_t a_entry = -1;
-    for_each_product(p, __ldg(p.a_row_ptr + row), __ldg(p.a_row_ptr + row + 1), lane, Group,
-                     l.per_entry, [&](std::int64_t j, index_t q) {
-                       if (j != a_entry) {
-                         a_entry = j;
-                         a_value = p.alpha * __ldg(p.a_values + j);
-                       }
-                       accumulate(keys, values, l.table_size, __ldg(p.b_col_idx + q),
-                                  a_value * __ldg(p.b_values + q));
-                     });
+    auto add = [&](std::int64_t j, index_t q) {
+      if (j != a_entry) {
+        a_entry = j;
+        a_value = p.alpha * __ldg(p.a_values + j);
+      }
+      accumulate(keys, values, l.table_size, __ldg(p.b_col_idx + q),
+                 a_value * __ldg(p.b_values + q));
+    };
+    const index_t begin = __ldg(p.a_row_ptr + row);
+    const index_t end = __ldg(p.a_row_ptr + row + 1);
+    if constexpr (Group <= 32)
+      for_each_product(p, begin, end, lane, Group, lanes_per_entry(end - begin, Group, l.per_entry),
+                       add);
+    else  // the same in every thread: a block per row
+      for_each_product_block<Block>(p, begin, end, l.per_entry, s_warp, add);
   }
   __syncthreads();
   // The row's entries move to the front of its table in slot order (in place: an entry only
@@ -352,7 +443,6 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
       c_values[start + rank] = values[e];
     }
   } else {
-    __shared__ int s_warp_counts[Block / 32];
     const int warp = threadIdx.x / 32;
     const int warp_lane = threadIdx.x & 31;
     for (unsigned base = 0; base < l.table_size; base += Block) {
@@ -361,12 +451,12 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
       const T value = s < l.table_size ? values[s] : T(0);
       const bool valid = key != empty_key;
       const unsigned ballot = __ballot_sync(0xffffffffu, valid);
-      if (warp_lane == 0) s_warp_counts[warp] = __popc(ballot);
+      if (warp_lane == 0) s_warp[warp] = __popc(ballot);
       __syncthreads();
       int offset = __popc(ballot & ((1u << warp_lane) - 1));
       int total = 0;
       for (int w = 0; w < Block / 32; ++w) {
-        const int c = s_warp_counts[w];
+        const int c = static_cast<int>(s_warp[w]);
         offset += w < warp ? c : 0;
         total += c;
       }
@@ -460,21 +550,22 @@ __device__ long_item locate_item(const long_batch& l, const index_t* a_row_ptr) 
 
 // Symbolic: a bit per column of C's row; a block counts the bits it was first to set.
 template <class T>
-__global__ void __launch_bounds__(long_threads)
+__global__ void __launch_bounds__(long_threads, 6)  // at most 40 registers: no spills
     symbolic_long(operands<T> p, long_batch l, unsigned* bitmaps, index_t* row_nnz) {
   __shared__ int s_count;
+  __shared__ unsigned s_masks[long_threads / 32];
   if (threadIdx.x == 0) s_count = 0;
   __syncthreads();
   const long_item it = locate_item(l, p.a_row_ptr);
   unsigned* bits = bitmaps + it.slot * l.words;
   int count = 0;
-  for_each_product(p, it.begin, it.end, threadIdx.x, long_threads, l.per_entry,
-                   [&](std::int64_t, index_t q) {
-                     const index_t c = __ldg(p.b_col_idx + q);
-                     const unsigned mask = 1u << (c & 31);
-                     if (bits[c >> 5] & mask) return;
-                     count += (atomicOr(bits + (c >> 5), mask) & mask) == 0;
-                   });
+  for_each_product_block<long_threads>(p, it.begin, it.end, l.per_entry, s_masks,
+                                       [&](std::int64_t, index_t q) {
+                                         const index_t c = __ldg(p.b_col_idx + q);
+                                         const unsigned mask = 1u << (c & 31);
+                                         if (bits[c >> 5] & mask) return;
+                                         count += (atomicOr(bits + (c >> 5), mask) & mask) == 0;
+                                       });
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2)
     count += __shfl_xor_sync(0xffffffffu, count, offset);
@@ -487,22 +578,24 @@ __global__ void __launch_bounds__(long_threads)
 template <class T>
 __global__ void __launch_bounds__(long_threads)
     numeric_long(operands<T> p, long_batch l, T* dense_values, unsigned* bitmaps) {
+  __shared__ unsigned s_masks[long_threads / 32];
   const long_item it = locate_item(l, p.a_row_ptr);
   T* values = dense_values + it.slot * std::int64_t{p.cols};
   unsigned* bits = bitmaps + it.slot * l.words;
   T a_value = T(0);
   std::int64_t a_entry = -1;
-  for_each_product(p, it.begin, it.end, threadIdx.x, long_threads, l.per_entry,
-                   [&](std::int64_t j, index_t q) {
-                     if (j != a_entry) {
-                       a_entry = j;
-                       a_value = p.alpha * __ldg(p.a_values + j);
-                     }
-                     const index_t c = __ldg(p.b_col_idx + q);
-                     const unsigned mask = 1u << (c & 31);
-                     if (!(bits[c >> 5] & mask)) atomicOr(bits + (c >> 5), mask);
-                     atomicAdd(values + c, a_value * __ldg(p.b_values + q));
-                   });
+  for_each_product_block<long_threads>(p, it.begin, it.end, l.per_entry, s_masks,
+                                       [&](std::int64_t j, index_t q) {
+                                         if (j != a_entry) {
+                                           a_entry = j;
+                                           a_value = p.alpha * __ldg(p.a_values + j);
+                                         }
+                                         const index_t c = __ldg(p.b_col_idx + q);
+                                         const unsigned mask = 1u << (c & 31);
+                                         if (!(bits[c >> 5] & mask))
+                                           atomicOr(bits + (c >> 5), mask);
+                                         atomicAdd(values + c, a_value * __ldg(p.b_values + q));
+                                       });
 }
 
 // A block per long row walks its bitmap in column order, so the row comes out sorted with no
@@ -579,7 +672,9 @@ std::vector<table_shape> make_shapes(const device_properties& d, phase ph,
     s.block = block;
     s.group = group;
     s.blocks_per_sm = blocks_per_sm;
-    const std::size_t static_bytes = 64;  // the kernels' own counters
+    // The kernels' own counters, and a word per warp for a block-per-row kernel.
+    const std::size_t static_bytes =
+        64 + (group == block ? 4 * static_cast<std::size_t>(block / 32) : 0);
     std::size_t per_block = d.shared_memory_per_sm / blocks_per_sm;
     per_block = per_block > reserved + static_bytes ? per_block - reserved - static_bytes : 0;
     per_block = std::min(per_block, d.shared_memory_per_block_optin - static_bytes);
