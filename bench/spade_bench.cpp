@@ -1268,6 +1268,69 @@ int command_overhead(const options& opt, run_options& ro) {
     }
     ok &= report_overhead("C = A*B (csr 1000x1000, 5/row, N=32)", spade_side, best, csv, ro);
   }
+  // Sparse x sparse: the planner's run-time facts (the tile census above tiled_min_nnz) are
+  // cached on the operands, so a repeated C = A*A costs what the chosen kernel called directly
+  // costs, plus at most max(10 us, 3 %) (BENCHMARKS.md, planning cost). Both sides synchronise
+  // inside (nnz(C) is read back), so wall time per call is compared.
+  const int spgemm_reps = std::max(20, ro.timing.reps);
+  auto planning_cost = [&](const std::string& name, const overhead_side& planned,
+                           const overhead_side& direct) {
+    for (const auto* s : {&planned, &direct}) {
+      std::printf("%-34s %-8s %-24s %9s %9s %9.2f %9.2f %9.2f %9.2f %s\n", name.c_str(),
+                  s == &planned ? "spade" : "direct", s->kernel.c_str(), "-", "-", s->host.wall_us,
+                  s->gpu.median * 1e3, s->gpu.min * 1e3, s->gpu.max * 1e3,
+                  s->check.ok ? "ok" : ("FAILED " + s->check.note).c_str());
+      csv.write({name, s == &planned ? "spade" : "direct", s->kernel, "", "", cell(s->host.wall_us),
+                 cell(s->gpu.median * 1e3), cell(s->gpu.min * 1e3), cell(s->gpu.max * 1e3),
+                 s->check.ok ? "ok" : "FAILED", ro.commit, ro.device});
+    }
+    const double diff = planned.host.wall_us - direct.host.wall_us;
+    const double allowed = std::max(10.0, 0.03 * direct.host.wall_us);
+    std::printf("%-34s planning cost: %+.2f us per call (target <= %.2f us): %s\n\n", name.c_str(),
+                diff, allowed, diff <= allowed ? "PASS" : "MISS");
+    return planned.check.ok && direct.check.ok;
+  };
+  auto wall_side = [&](std::string kernel, auto&& body, const check_outcome& chk) {
+    overhead_side s;
+    s.kernel = std::move(kernel);
+    s.check = chk;
+    if (!chk.ok) return s;
+    s.gpu = timer.wall(body, spgemm_reps);
+    s.host.wall_us = s.gpu.median * 1e3;
+    return s;
+  };
+  {  // C = A*A on a 7-point stencil of 48^3 rows (774 k entries: the census runs)
+    const csr<T, cpu> s_host = generate::stencil7<T>(48, 48, 48);
+    const csr<T, gpu> s = to_gpu(s_host);
+    const csr<T, cpu> want = to_cpu(device::hash_spgemm(T(1), s, s));
+    csr<T, gpu> c;
+    c = s * s;
+    const auto planned = wall_side(
+        chosen_kernel(explain(s * s)), [&] { c = s * s; },
+        compare_csr(to_cpu(c), want, "hash_spgemm", tol));
+    const auto direct = wall_side(
+        "hash_spgemm", [&] { const csr<T, gpu> d = device::hash_spgemm(T(1), s, s); },
+        check_outcome{true, 0, "", ""});
+    ok &= planning_cost("C = A*A (stencil7 48^3, hash)", planned, direct);
+  }
+  {  // C = A*A on 4096 dense 32x32 blocks: the census picks tiled_spgemm, tiles cached
+    const csr<T, cpu> b_host = generate::block_diagonal<T>(4096, 32, ro.seed + 7);
+    const csr<T, gpu> b = to_gpu(b_host);
+    const tiled<T, gpu> b_tiles = device::csr_to_tiled(b);
+    const csr<T, cpu> want = to_cpu(device::hash_spgemm(T(1), b, b));
+    csr<T, gpu> c;
+    c = b * b;
+    const auto planned = wall_side(
+        chosen_kernel(explain(b * b)), [&] { c = b * b; },
+        compare_csr(to_cpu(c), want, "hash_spgemm", std::is_same_v<T, double> ? 1e-12 : 1e-5));
+    const auto direct = wall_side(
+        "tiled_spgemm + tiled_to_csr",
+        [&] {
+          const csr<T, gpu> d = device::tiled_to_csr(device::tiled_spgemm(T(1), b_tiles, b_tiles));
+        },
+        check_outcome{true, 0, "", ""});
+    ok &= planning_cost("C = A*A (block diag 4096x32, tiled)", planned, direct);
+  }
   std::printf("device: %s\ncommit: %s\n", ro.device.c_str(), ro.commit.c_str());
   return ok ? 0 : 3;
 }
