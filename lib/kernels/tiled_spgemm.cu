@@ -155,6 +155,14 @@ struct tile_accumulator<float, tile_arithmetic::native> {
     const float a_high = tile_entry(p->a_bits, tile_bit(g, t + 4), a_values + p->a_offset);
     const float b_low = tile_entry(p->b_bits, tile_bit(t, g), b_values + p->b_offset);
     const float b_high = tile_entry(p->b_bits, tile_bit(t + 4, g), b_values + p->b_offset);
+    // A tile pair holding a value outside the split's range (or inf/NaN) is summed with FMAs:
+    // rare in practice, and exact to fp32 where the tensor cores would lose the small parts.
+    const bool split_ok = tf32_split_exact(a_low) && tf32_split_exact(a_high) &&
+                          tf32_split_exact(b_low) && tf32_split_exact(b_high);
+    if (!__all_sync(0xffffffffu, split_ok)) {
+      add_with_fma(p, a_values, b_values, g, t);
+      return;
+    }
     // x = big + small with both parts exact in TF32; the small·small term is below fp32's
     // rounding and is left out (three products instead of four).
     const std::uint32_t a0 = to_tf32(a_low), a2 = to_tf32(a_high);
@@ -168,6 +176,29 @@ struct tile_accumulator<float, tile_arithmetic::native> {
     mma_tf32(c, a0, a2, b0, b1);
   }
   __device__ float sum(int u) const { return c[u]; }
+
+ private:
+  // 3xTF32 keeps fp32's precision for x = 0 and 2^-102 <= |x| < 2^127: the small part
+  // x - tf32(x), at least |x|·2^-24 when not zero, stays a normal number (the tensor cores
+  // would flush it below 2^-126, an error of 2^-11 relative: bayer03 in float), and rounding
+  // to TF32 cannot overflow.
+  __device__ static bool tf32_split_exact(float x) {
+    const float m = fabsf(x);
+    return m == 0.f || (m >= 0x1p-102f && m < 0x1p127f);
+  }
+  // C(g, 2t + u) += sum over m of A(g, m)·B(m, 2t + u), m in increasing order, with fp32 FMAs.
+  __device__ void add_with_fma(const pair_operands* p, const float* a_values, const float* b_values,
+                               int g, int t) {
+    const float* av = a_values + p->a_offset;
+    const float* bv = b_values + p->b_offset;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const float a = tile_entry(p->a_bits, tile_bit(g, m), av);
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        c[u] = fmaf(a, tile_entry(p->b_bits, tile_bit(m, 2 * t + u), bv), c[u]);
+    }
+  }
 };
 
 template <class T>

@@ -56,6 +56,10 @@ void check_product(const std::string& what, const csr<T, cpu>& got, const csr<T,
   const double eps = std::numeric_limits<T>::epsilon();
   std::size_t wrong_pattern = 0;
   std::size_t wrong_value = 0;
+  struct {
+    index_t row = 0, col = 0;
+    double got = 0, exact = 0, magnitude = 0, bound = 0, ratio = 0;
+  } worst;
   REQUIRE(got.nnz() == magnitude.nonZeros());
   for (index_t i = 0; i < a.rows(); ++i) {
     sparse_d::InnerIterator m(magnitude, i);
@@ -70,11 +74,22 @@ void check_product(const std::string& what, const csr<T, cpu>& got, const csr<T,
       const double exact = (w && w.col() == m.col()) ? w.value() : 0.0;
       const double bound = ((terms[i] + 2) * eps + relative) * std::abs(alpha) * m.value() +
                            std::numeric_limits<T>::min();
-      if (!(std::abs(static_cast<double>(got.values()[k]) - exact) <= bound)) ++wrong_value;
+      const double error = std::abs(static_cast<double>(got.values()[k]) - exact);
+      if (!(error <= bound)) {
+        // The worst offender, relative to its bound, is printed below to tell a wrong
+        // arithmetic from a bound that is too tight.
+        if (wrong_value++ == 0 || !(error / bound <= worst.ratio))
+          worst = {i,     got.col_idx()[k], static_cast<double>(got.values()[k]), exact, m.value(),
+                   bound, error / bound};
+      }
     }
     if (m) ++wrong_pattern;
   }
   CHECK(wrong_pattern == 0u);
+  if (wrong_value > 0)
+    MESSAGE(what << ": worst value at (" << worst.row << ", " << worst.col << "): got " << worst.got
+                 << ", exact " << worst.exact << ", |A|.|B| " << worst.magnitude << ", bound "
+                 << worst.bound << " (error " << worst.ratio << " x the bound)");
   CHECK(wrong_value == 0u);
 }
 

@@ -111,6 +111,11 @@ TEST_CASE_TEMPLATE("tiled_spgemm's tensor-core fragment layouts (sm_90)", T, flo
           a[r * 8 + m] = 1.5 + r;  // small integers and halves: exact in fp16 and TF32
           b[m * 8 + c] = -0.5 - c;
           check_probe<T>(a, b, arithmetic, 0.0);
+          if (arithmetic == tile_arithmetic::native) {
+            // Below 2^-102 the float path sums with FMAs instead of 3xTF32: its own layout.
+            a[r * 8 + m] = std::ldexp(1.5 + r, -110);
+            check_probe<T>(a, b, arithmetic, 0.0);
+          }
         }
   }
   // Full random tiles: every lane's every fragment entry at once.
@@ -249,6 +254,33 @@ TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: edge shapes, culling, every arithmeti
   const auto first = run_tiled(block.a, block.b, T(1), tile_arithmetic::native);
   const auto second = run_tiled(block.a, block.b, T(1), tile_arithmetic::native);
   CHECK(spade::testing::bits_equal(first.values(), second.values()));
+}
+
+// 3xTF32 splits x into two TF32 parts; where the small one would fall below fp32's normal range
+// (|x| < 2^-102) the tensor cores would lose it, an error of up to 2^-11 relative (bayer03 in
+// float, paired with entries near 1e8). Such tile pairs are summed with FMAs instead.
+TEST_CASE_TEMPLATE("tiled_spgemm keeps fp32 precision for values near fp32's underflow", T, float,
+                   double) {
+  if (no_device("the tiled tests")) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  for (const int tiny_exponent : {-103, -110, -120, -126, -135}) {
+    CAPTURE(tiny_exponent);
+    auto scaled = [&](const spade::csr<T, cpu>& m) {
+      std::vector<T> values = m.values();
+      for (std::size_t k = 0; k < values.size(); ++k)
+        values[k] = static_cast<T>(
+            std::ldexp(static_cast<double>(values[k]), k % 3 == 0 ? tiny_exponent : 24));
+      return spade::csr<T, cpu>(spade::unchecked, m.rows(), m.cols(), m.row_ptr(), m.col_idx(),
+                                std::move(values));
+    };
+    const auto a = scaled(random_csr<T>(96, 80, 0.3, rng));
+    const auto b = scaled(random_csr<T>(80, 72, 0.3, rng));
+    check_product("mixed magnitudes", run_tiled(a, b, T(1), tile_arithmetic::native), a, b, 1.0,
+                  arithmetic_tolerance<T>(tile_arithmetic::native));
+  }
 }
 
 TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: A*A and A*transpose(A) on every real matrix", T, float,
