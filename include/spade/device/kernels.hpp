@@ -111,8 +111,10 @@ csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
                         std::int64_t dense_row_min = -1);
 
 /// Rows of C this long are written from a dense accumulator (sorted by construction) rather
-/// than sorted out of a shared-memory table (docs/spgemm.md).
-inline constexpr std::int64_t hash_spgemm_dense_row_min = 1024;
+/// than sorted out of a shared-memory table (docs/spgemm.md). 0: only rows too long for shared
+/// memory. Routing rows of 1024+ entries there (904c28c) made astro-ph 1.48x and cit-HepPh 1.24x
+/// slower than the shared tables (H100, spgemm-real-dense-routing-2026-11-23.csv), so it is off.
+inline constexpr std::int64_t hash_spgemm_dense_row_min = 0;
 
 /// The setup and symbolic phases alone (no C values): products, nnz(C) and both phases' bins.
 template <scalar T>
