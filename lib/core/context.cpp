@@ -5,7 +5,9 @@
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -23,7 +25,32 @@ struct context::impl {
   cusparseHandle_t cusparse = nullptr;
   std::mutex handle_mutex;
   std::atomic<std::size_t> bytes_in_use{0};
+  std::atomic<std::size_t> cache_limit{0};
+  std::atomic<std::size_t> memory_limit{0};  // 0: none
+
+  // The pool's reserved bytes (in use + cached); the caller has synchronised if it needs them
+  // exact.
+  std::size_t reserved() const {
+    std::uint64_t bytes = 0;
+    cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &bytes);
+    return static_cast<std::size_t>(bytes);
+  }
 };
+
+namespace {
+
+// The default cache: enough for the workspaces of repeated products to stay in the pool, small
+// enough that a process idling between products leaves the GPU to the others that share it.
+constexpr std::size_t default_cache_cap = std::size_t{1} << 30;
+constexpr std::size_t default_cache_device_fraction = 20;  // 5 %
+
+std::string mib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
 
 context::context(int device) : impl_(std::make_unique<impl>()) {
   int count = 0;
@@ -60,11 +87,10 @@ context::context(int device) : impl_(std::make_unique<impl>()) {
   pool_props.location.type = cudaMemLocationTypeDevice;
   pool_props.location.id = device;
   SPADE_CUDA_TRY(cudaMemPoolCreate(&impl_->pool, &pool_props), "creating the memory pool");
-  // Keep freed memory in the pool instead of returning it at every synchronisation: repeated
-  // products reuse their workspaces without a driver call.
-  std::uint64_t keep = ~std::uint64_t{0};
-  SPADE_CUDA_TRY(cudaMemPoolSetAttribute(impl_->pool, cudaMemPoolAttrReleaseThreshold, &keep),
-                 "setting the pool's release threshold");
+  // Freed memory stays in the pool up to the cache limit (repeated products reuse their
+  // workspaces without a driver call); beyond it, it goes back at the next synchronisation.
+  set_cache_limit(
+      std::min(default_cache_cap, p.global_memory_bytes / default_cache_device_fraction));
 }
 
 context::~context() {
@@ -106,14 +132,36 @@ void* context::cusparse_handle() {
 
 void* context::allocate(std::size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;
+  const std::size_t limit = impl_->memory_limit.load();
+  const std::size_t in_use = impl_->bytes_in_use.load();
+  if (limit != 0 && (bytes > limit || in_use > limit - bytes))
+    throw out_of_memory("out of device memory: " + std::to_string(bytes) + " bytes for " + what +
+                        " would pass the context's memory limit of " + std::to_string(limit) +
+                        " bytes (" + std::to_string(in_use) +
+                        " already in use; context::set_memory_limit)");
   void* ptr = nullptr;
-  const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, impl_->pool, impl_->stream);
+  cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, impl_->pool, impl_->stream);
+  if (status == cudaErrorMemoryAllocation) {
+    // The device is full, perhaps of our own cache in pieces too small for this request: wait
+    // for the frees queued on the stream, give every cached byte back, and try once more.
+    cudaGetLastError();
+    if (cudaStreamSynchronize(impl_->stream) == cudaSuccess &&
+        cudaMemPoolTrimTo(impl_->pool, 0) == cudaSuccess)
+      status = cudaMallocFromPoolAsync(&ptr, bytes, impl_->pool, impl_->stream);
+  }
   if (status != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
-    if (status == cudaErrorMemoryAllocation)
-      throw out_of_memory("out of device memory: " + std::to_string(bytes) + " bytes for " + what +
-                          " (" + std::to_string(impl_->bytes_in_use.load()) +
-                          " bytes already in use through this context)");
+    cudaGetLastError();  // clear the error so later calls are not blamed
+    if (status == cudaErrorMemoryAllocation) {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      cudaMemGetInfo(&free_bytes, &total_bytes);
+      cudaGetLastError();
+      throw out_of_memory("out of device memory: " + std::to_string(bytes) + " bytes (" +
+                          mib(bytes) + ") for " + what + "; this context has " +
+                          std::to_string(impl_->bytes_in_use.load()) + " bytes in use and " +
+                          mib(impl_->reserved()) +
+                          " reserved after trimming its cache; the device has " + mib(free_bytes) +
+                          " free of " + mib(total_bytes));
+    }
     detail::throw_cuda(status, "cudaMallocFromPoolAsync", what);
   }
   impl_->bytes_in_use += bytes;
@@ -156,6 +204,43 @@ void context::synchronize() {
 
 std::size_t context::bytes_in_use() const noexcept {
   return impl_->bytes_in_use.load();
+}
+
+std::size_t context::bytes_reserved() {
+  synchronize();
+  return impl_->reserved();
+}
+
+std::size_t context::device_bytes_free() {
+  SPADE_CUDA_TRY(cudaSetDevice(impl_->device), "selecting the device");
+  std::size_t free_bytes = 0, total_bytes = 0;
+  SPADE_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "reading the device's free memory");
+  return free_bytes;
+}
+
+void context::set_cache_limit(std::size_t bytes) {
+  std::uint64_t threshold = bytes;
+  SPADE_CUDA_TRY(cudaMemPoolSetAttribute(impl_->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                 "setting the pool's release threshold (the cache limit)");
+  impl_->cache_limit = bytes;
+  trim(bytes);
+}
+
+std::size_t context::cache_limit() const noexcept {
+  return impl_->cache_limit.load();
+}
+
+void context::set_memory_limit(std::size_t bytes) noexcept {
+  impl_->memory_limit = bytes;
+}
+
+std::size_t context::memory_limit() const noexcept {
+  return impl_->memory_limit.load();
+}
+
+void context::trim(std::size_t keep_bytes) {
+  synchronize();
+  SPADE_CUDA_TRY(cudaMemPoolTrimTo(impl_->pool, keep_bytes), "trimming the memory pool");
 }
 
 std::size_t context::pool_bytes_in_use() {

@@ -55,6 +55,25 @@ void context::synchronize() {
 std::size_t context::bytes_in_use() const noexcept {
   return 0;
 }
+std::size_t context::bytes_reserved() {
+  no_cuda();
+}
+std::size_t context::device_bytes_free() {
+  no_cuda();
+}
+void context::set_cache_limit(std::size_t) {
+  no_cuda();
+}
+std::size_t context::cache_limit() const noexcept {
+  return 0;
+}
+void context::set_memory_limit(std::size_t) noexcept {}
+std::size_t context::memory_limit() const noexcept {
+  return 0;
+}
+void context::trim(std::size_t) {
+  no_cuda();
+}
 std::size_t context::pool_bytes_in_use() {
   no_cuda();
 }

@@ -26,6 +26,8 @@ struct device_properties {
 /// Owns one device's stream, its stream-ordered memory pool (cudaMallocAsync on a
 /// cudaMemPool), the cuBLAS/cuSPARSE handles (created on first use) and the device properties.
 /// Every gpu object allocates through a context and frees back into it on the same stream.
+/// The pool caches at most cache_limit() bytes between products (see set_cache_limit), so a
+/// GPU shared with other processes or libraries gets the rest back.
 /// Not copyable; a context must outlive every buffer allocated from it (the default one does).
 class context {
  public:
@@ -42,7 +44,9 @@ class context {
   void* cublas_handle();
   void* cusparse_handle();
 
-  /// Stream-ordered allocation from the pool; throws spade::out_of_memory naming `what`.
+  /// Stream-ordered allocation from the pool; when the device is full it trims the pool's cache
+  /// and tries once more, then throws spade::out_of_memory naming `what`, the bytes in use,
+  /// reserved and free on the device.
   void* allocate(std::size_t bytes, const char* what);
   /// Stream-ordered free back into the pool. Never throws.
   void deallocate(void* ptr, std::size_t bytes) noexcept;
@@ -59,6 +63,26 @@ class context {
 
   /// Bytes currently allocated through this context and not yet freed (exact, ours).
   std::size_t bytes_in_use() const noexcept;
+  /// Bytes the pool holds from the driver (in use + cached for reuse), after a sync.
+  std::size_t bytes_reserved();
+  /// Bytes free on the device for anyone (cudaMemGetInfo): other processes, other libraries
+  /// and other contexts count against it, this pool's cache too.
+  std::size_t device_bytes_free();
+
+  /// Memory policy (docs/memory.md). The pool keeps freed memory for reuse while it holds at
+  /// most `cache_limit()` bytes in all (in use + cached); above that, freed memory goes back to
+  /// the driver at the next synchronisation, so other processes and libraries can have it.
+  /// Default: min(1 GiB, 5 % of the device's memory). Setting it trims the pool to it at once.
+  void set_cache_limit(std::size_t bytes);
+  std::size_t cache_limit() const noexcept;
+  /// A hard cap on bytes_in_use(): an allocation that would pass it throws spade::out_of_memory
+  /// naming the limit. 0 (the default): no cap beyond the device itself.
+  void set_memory_limit(std::size_t bytes) noexcept;
+  std::size_t memory_limit() const noexcept;
+  /// Waits for the stream, then gives cached memory back to the driver until the pool holds at
+  /// most max(`keep_bytes`, bytes in use). allocate() does this with keep_bytes = 0 and retries
+  /// once before it reports out_of_memory.
+  void trim(std::size_t keep_bytes = 0);
   /// The pool's own count of bytes in use (cudaMemPoolAttrUsedMemCurrent), after a sync.
   std::size_t pool_bytes_in_use();
   /// The pool's peak bytes in use since it last restarted (cudaMemPoolAttrUsedMemHigh), after a
