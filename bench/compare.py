@@ -202,7 +202,8 @@ def compare_folders(old_dir, new_dir, args):
     total = {"matched": 0, "regressions": 0, "notes": 0, "failures": 0,
              "only-old": 0, "only-new": 0, "device": False}
     lines = []
-    new_files = sorted(new_dir.glob("*.csv"))
+    # In bench.sh's order within a benchmark: spgemm.csv, then spgemm-fp64.csv.
+    new_files = sorted(new_dir.glob("*.csv"), key=lambda p: (p.stem.split("-")[0], p.stem))
     if not new_files:
         print(f"compare: no CSV in {new_dir}", file=sys.stderr)
     for new_file in new_files:
