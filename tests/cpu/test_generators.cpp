@@ -2,12 +2,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include <spade/spade.hpp>
+
+#include "test_support.hpp"
 
 namespace {
 
@@ -425,4 +428,219 @@ TEST_CASE_TEMPLATE("gcoo_paper is random_sparse at density 1 − sparsity", T, f
     CHECK(same(a, spade::random_sparse<T>(400, 400, 1.0 - sparsity, 8)));
   }
   CHECK_THROWS_AS(spade::generate::gcoo_paper<T>(10, 1.5, 8), spade::invalid_matrix);
+}
+
+namespace {
+
+// FNV-1a over the csr arrays, written out here so the pin does not go through library code.
+template <class T>
+std::uint64_t csr_fingerprint(const spade::csr<T, spade::cpu>& a) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto mix = [&](std::uint64_t word, int bytes) {
+    for (int b = 0; b < bytes; ++b) {
+      hash ^= (word >> (8 * b)) & 0xff;
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  for (index_t p : a.row_ptr())
+    mix(static_cast<std::uint32_t>(p), 4);
+  for (index_t c : a.col_idx())
+    mix(static_cast<std::uint32_t>(c), 4);
+  for (T v : a.values()) {
+    if constexpr (sizeof(T) == 8)
+      mix(std::bit_cast<std::uint64_t>(v), 8);
+    else
+      mix(std::bit_cast<std::uint32_t>(v), 4);
+  }
+  return hash;
+}
+
+template <class T>
+index_t row_length(const spade::csr<T, spade::cpu>& a, index_t i) {
+  return a.row_ptr()[i + 1] - a.row_ptr()[i];
+}
+
+template <class T>
+bool has_diagonal(const spade::csr<T, spade::cpu>& a, index_t i) {
+  const auto first = a.col_idx().begin() + a.row_ptr()[i];
+  const auto last = a.col_idx().begin() + a.row_ptr()[i + 1];
+  return std::binary_search(first, last, i);
+}
+
+}  // namespace
+
+// Pins circuit's draw order (long rows, hub map, lengths, columns, values). The fingerprints
+// were printed once from the generator as committed (GCC -O3 -march=native and Clang -O2 gave
+// the same); a change is a deliberate new stream.
+TEST_CASE("circuit for seed 42 is pinned") {
+  const auto d = spade::generate::circuit<double>(300, 4.8, 2, 60, 42);
+  const auto f = spade::generate::circuit<float>(300, 4.8, 2, 60, 42);
+  CHECK(d.nnz() == 1552);
+  CHECK(f.nnz() == 1552);
+  CHECK(d.row_ptr() == f.row_ptr());
+  CHECK(d.col_idx() == f.col_idx());
+  CHECK(csr_fingerprint(d) == 0x095131dad3be90f7ULL);
+  CHECK(csr_fingerprint(f) == 0xe4055c00c6481f75ULL);
+}
+
+TEST_CASE_TEMPLATE("circuit is a function of its seed", T, float, double) {
+  const auto a = spade::generate::circuit<T>(5000, 4.8, 3, 400, 11);
+  CHECK(same(a, spade::generate::circuit<T>(5000, 4.8, 3, 400, 11)));
+  const auto b = spade::generate::circuit<T>(5000, 4.8, 3, 400, 12);
+  CHECK_FALSE(a.row_ptr() == b.row_ptr());
+  CHECK_FALSE(a.col_idx() == b.col_idx());
+  CHECK_FALSE(a.values() == b.values());
+  CHECK_FALSE(same(a, spade::generate::circuit<T>(5000, 4.8, 3, 400, 11, 0.6)));
+}
+
+TEST_CASE("circuit on 100k rows has the circuit class's shape") {
+  const index_t rows = 100000;
+  const double mean = 4.8;
+  const index_t long_rows = 6;
+  const index_t long_length = 1000;
+  const std::uint64_t seed = 3;
+  CAPTURE(seed);
+  const auto a = spade::generate::circuit<float>(rows, mean, long_rows, long_length, seed);
+  check_invariants(a);
+  check_values_in_range(a);
+  REQUIRE(a.rows() == rows);
+  REQUIRE(a.cols() == rows);
+
+  index_t long_seen = 0;
+  std::int64_t ordinary_entries = 0;
+  std::int64_t off_diagonal = 0;
+  std::int64_t near_diagonal = 0;
+  std::vector<index_t> per_col(rows, 0);
+  for (index_t i = 0; i < rows; ++i) {
+    CAPTURE(i);
+    const index_t length = row_length(a, i);
+    for (index_t k = a.row_ptr()[i] + 1; k < a.row_ptr()[i + 1]; ++k)
+      REQUIRE(a.col_idx()[k] > a.col_idx()[k - 1]);  // sorted, unique
+    REQUIRE(has_diagonal(a, i));
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      ++per_col[a.col_idx()[k]];
+    if (length >= long_length) {
+      CHECK(length == long_length);
+      ++long_seen;
+      continue;
+    }
+    // ⌊4.8⌋ − 3 … ⌈4.8⌉ + 3
+    CHECK(length >= 1);
+    CHECK(length <= 8);
+    ordinary_entries += length;
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const index_t j = a.col_idx()[k];
+      if (j == i) continue;
+      ++off_diagonal;
+      near_diagonal += std::abs(j - i) <= spade::generate::circuit_band;
+    }
+  }
+  CHECK(long_seen == long_rows);
+
+  const double ordinary_mean = static_cast<double>(ordinary_entries) / (rows - long_rows);
+  const double overall_mean = static_cast<double>(a.nnz()) / rows;
+  CAPTURE(ordinary_mean);
+  CAPTURE(overall_mean);
+  CHECK(std::abs(ordinary_mean - mean) < 0.01 * mean);
+  CHECK(std::abs(overall_mean - mean) < 0.03 * mean);
+
+  // Half of the off-diagonal draws go to the band, the other half rarely land there.
+  const double near_share = static_cast<double>(near_diagonal) / off_diagonal;
+  CAPTURE(near_share);
+  CHECK(near_share > 0.45);
+  CHECK(near_share < 0.6);
+
+  // The hub columns: the densest holds ≈ 0.75^17 of the ≈ 190,000 hub draws.
+  const index_t densest = *std::max_element(per_col.begin(), per_col.end());
+  CAPTURE(densest);
+  CHECK(densest > 50 * overall_mean);
+
+  // skew 0.5 spreads the hub draws uniformly, 1 puts them all on one column.
+  const auto flat = spade::generate::circuit<float>(rows, mean, long_rows, long_length, seed, 0.5);
+  check_invariants(flat);
+  std::vector<index_t> flat_col(rows, 0);
+  for (index_t j : flat.col_idx())
+    ++flat_col[j];
+  const index_t flat_densest = *std::max_element(flat_col.begin(), flat_col.end());
+  CAPTURE(flat_densest);
+  CHECK(flat_densest < 8 * overall_mean);
+  const auto hub = spade::generate::circuit<float>(rows, mean, long_rows, long_length, seed, 1.0);
+  check_invariants(hub);
+  std::vector<index_t> hub_col(rows, 0);
+  for (index_t j : hub.col_idx())
+    ++hub_col[j];
+  CHECK(*std::max_element(hub_col.begin(), hub_col.end()) > rows / 2);
+}
+
+TEST_CASE_TEMPLATE("circuit at the edges: 1x1, mean 1, full rows, uniform fallback", T, float,
+                   double) {
+  const auto one = spade::generate::circuit<T>(1, 1.0, 1, 1, 5);
+  CHECK(one.rows() == 1);
+  CHECK(one.nnz() == 1);
+
+  // Mean 1: only the diagonals.
+  const auto identity = spade::generate::circuit<T>(500, 1.0, 0, 0, 5);
+  REQUIRE(identity.nnz() == 500);
+  for (index_t i = 0; i < 500; ++i)
+    CHECK(identity.col_idx()[i] == i);
+
+  // Long rows as long as the matrix is wide are full; rows = mean asks for full ordinary rows
+  // (capped at rows), which take the uniform path, as do rows longer than the band allows.
+  struct shape {
+    index_t rows;
+    double mean;
+    index_t long_rows, long_length;
+    double skew;
+  };
+  for (const auto& s :
+       {shape{5, 5.0, 1, 5, 0.75}, shape{40, 40.0, 0, 0, 1.0}, shape{40, 17.0, 2, 40, 1.0},
+        shape{2, 2.0, 0, 0, 1.0}, shape{3000, 100.0, 3, 3000, 0.9}}) {
+    CAPTURE(s.rows);
+    CAPTURE(s.mean);
+    const auto a =
+        spade::generate::circuit<T>(s.rows, s.mean, s.long_rows, s.long_length, 7, s.skew);
+    check_invariants(a);
+    check_values_in_range(a);
+    index_t full = 0;
+    for (index_t i = 0; i < a.rows(); ++i) {
+      CHECK(has_diagonal(a, i));
+      full += a.row_ptr()[i + 1] - a.row_ptr()[i] == a.cols();
+    }
+    CHECK(full >= s.long_rows);
+  }
+}
+
+TEST_CASE_TEMPLATE("circuit rejects bad arguments with a message naming the problem", T, float,
+                   double) {
+  using spade::testing::contains;
+  using spade::testing::error_text;
+  namespace gen = spade::generate;
+  CHECK(
+      contains(error_text([] { gen::circuit<T>(-1, 2.0, 0, 0, 1); }), "circuit: negative size -1"));
+  CHECK(contains(error_text([] { gen::circuit<T>(0, 1.0, 0, 0, 1); }),
+                 "circuit: mean_per_row 1.000000 is outside [1, rows = 0]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 0.5, 0, 0, 1); }),
+                 "mean_per_row 0.500000 is outside [1, rows = 10]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 10.5, 0, 0, 1); }),
+                 "mean_per_row 10.500000 is outside [1, rows = 10]"));
+  CHECK(contains(
+      error_text([] { gen::circuit<T>(10, std::numeric_limits<double>::quiet_NaN(), 0, 0, 1); }),
+      "mean_per_row"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 2.0, -1, 5, 1); }),
+                 "long_rows -1 is outside [0, rows = 10]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 2.0, 11, 5, 1); }),
+                 "long_rows 11 is outside [0, rows = 10]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 2.0, 1, 11, 1); }),
+                 "long_row_length 11 is outside [1, rows = 10]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 2.0, 1, 0, 1); }),
+                 "long_row_length 0 is outside [1, rows = 10]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 2.0, 0, 0, 1, 0.4); }),
+                 "skew 0.400000 is outside [0.5, 1]"));
+  CHECK(contains(error_text([] { gen::circuit<T>(10, 2.0, 0, 0, 1, 1.5); }),
+                 "skew 1.500000 is outside [0.5, 1]"));
+  // Refused before any memory is taken: at least 5 · 2^30 entries, or 10^10 in long rows.
+  CHECK(contains(error_text([] { gen::circuit<T>(1 << 30, 8.0, 0, 0, 1); }),
+                 "circuit: nnz of at least 5368709120 exceeds the 32-bit index limit"));
+  CHECK(contains(error_text([] { gen::circuit<T>(100000, 1.0, 100000, 100000, 1); }),
+                 "exceeds the 32-bit index limit"));
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -500,6 +501,172 @@ csr<T, cpu> gcoo_paper(index_t n, double sparsity, std::uint64_t seed) {
   return random_sparse<T>(n, n, 1.0 - sparsity, seed);
 }
 
+/// circuit's default skew: the probability of the lower half at each level of the hub-rank
+/// descent (see circuit). 0.75 puts about 0.75^21 ≈ 0.24 % of the hub draws of a 1.6 M-row
+/// matrix on its densest column, a few thousand entries, like the supply and ground nets.
+inline constexpr double circuit_skew = 0.75;
+
+/// Off-diagonal draws of an ordinary circuit row land within this many columns of the diagonal
+/// with probability 1/2 (nets between nearby nodes), elsewhere through the skewed hub ranks.
+inline constexpr index_t circuit_band = 16;
+
+/// A square rows × rows matrix with the pattern of circuit-simulation (MNA) matrices such as
+/// G3_circuit, Freescale, ASIC_*, rajat and circuit5M in SuiteSparse: short rows, a few very
+/// dense columns and a few very long rows.
+/// - Every row stores its diagonal (MNA matrices are nonsingular; the values are not made
+///   dominant, only the pattern is modelled).
+/// - An ordinary row has L entries, L = ⌊mean_per_row⌋ or ⌈mean_per_row⌉ (chosen so that the
+///   expectation is mean_per_row to 2^-16) plus a triangular offset in [−h, h],
+///   h = min(3, ⌊mean_per_row⌋ − 1), capped at rows: 1…8 for mean 4.8, 1…5 for 3, 3…9 for 6.
+///   Each off-diagonal entry is, with probability 1/2, a column within circuit_band of the
+///   diagonal (uniform over those inside the matrix), otherwise a hub column: a rank is built
+///   bit by bit from the top, each bit 0 with probability `skew` (a one-dimensional R-MAT, so
+///   rank r has probability skew^zeros(r) · (1 − skew)^ones(r), power-law-like, rank 0 the
+///   most likely), ranks ≥ rows are redrawn, and rank r is column (r·stride + offset) mod rows
+///   for a seeded stride coprime to rows, which scatters the dense columns over the matrix.
+///   Duplicates are redrawn, so the row has exactly L distinct columns. The dense columns make
+///   the transpose's rows unbalanced too.
+/// - `long_rows` distinct rows, chosen uniformly, have exactly long_row_length entries: the
+///   diagonal and long_row_length − 1 other columns uniform without repetition (supply nets).
+///   An ordinary row whose L − 1 exceeds min(circuit_band, rows − 1), which only happens for
+///   mean_per_row above 14 or tiny matrices, takes its columns the same way.
+/// nnz ≈ (rows − long_rows) · mean_per_row + long_rows · long_row_length; when
+/// long_row_length > ⌈mean_per_row⌉ + 3 exactly long_rows rows are that long. Values uniform
+/// in [-1, 1) \ {0}. skew = 0.5 makes the hub columns uniform, 1 puts them all on one column.
+/// Benchmark set: 1.6 M rows at mean 4.8 (the size and density of G3_circuit), 1 M at 3, 4 M
+/// at 6, each with a few rows of 1000–5000.
+/// Draws, in this order: the long rows' positions, the stride and offset of the hub map, every
+/// row length, the columns row by row, the values in row-major order.
+/// Throws invalid_matrix for rows < 0, mean_per_row outside [1, rows] (or NaN), long_rows
+/// outside [0, rows], long_row_length outside [1, rows] when long_rows > 0, skew outside
+/// [0.5, 1], or more than 2^31 − 1 entries. Time O(nnz · log2 rows) (a hub draw
+/// descends log2 rows levels, two per 64-bit draw; an ordinary row sorts at most 17
+/// columns; long rows use sample_sorted_distinct); extra memory O(long_row_length) beyond the
+/// result. Deterministic on every platform.
+template <scalar T>
+csr<T, cpu> circuit(index_t rows, double mean_per_row, index_t long_rows, index_t long_row_length,
+                    std::uint64_t seed, double skew = circuit_skew) {
+  constexpr const char* name = "circuit";
+  detail::generator_require(rows >= 0, name, "negative size " + std::to_string(rows));
+  detail::generator_require(mean_per_row >= 1.0 && mean_per_row <= static_cast<double>(rows), name,
+                            "mean_per_row " + std::to_string(mean_per_row) +
+                                " is outside [1, rows = " + std::to_string(rows) + "]");
+  detail::generator_require(long_rows >= 0 && long_rows <= rows, name,
+                            "long_rows " + std::to_string(long_rows) +
+                                " is outside [0, rows = " + std::to_string(rows) + "]");
+  detail::generator_require(long_rows == 0 || (long_row_length >= 1 && long_row_length <= rows),
+                            name,
+                            "long_row_length " + std::to_string(long_row_length) +
+                                " is outside [1, rows = " + std::to_string(rows) + "]");
+  detail::generator_require(skew >= 0.5 && skew <= 1.0, name,
+                            "skew " + std::to_string(skew) + " is outside [0.5, 1]");
+  const auto n = static_cast<std::uint64_t>(rows);
+  // Scaling by a power of two is exact and so is the truncation: portable fixed-point numbers.
+  const auto mean_fixed = static_cast<std::uint64_t>(mean_per_row * 65536.0);
+  const std::uint64_t whole = mean_fixed >> 16;
+  const std::uint64_t fraction = mean_fixed & 0xffff;
+  const std::uint64_t spread = std::min<std::uint64_t>(3, whole - 1);
+  const auto low_half = static_cast<std::uint64_t>(skew * 4294967296.0);  // of 32-bit draws
+  const auto long_count = static_cast<std::uint64_t>(long_rows);
+  const auto long_length = static_cast<std::uint64_t>(long_rows > 0 ? long_row_length : 0);
+  // Every ordinary row has at least whole − spread entries: refuse before allocating when even
+  // that does not fit.
+  detail::generator_fit(name, "nnz of at least",
+                        (n - long_count) * std::min(n, whole - spread) + long_count * long_length);
+
+  detail::xoshiro256 rng(seed);
+  std::vector<std::uint64_t> long_at;
+  std::vector<std::uint64_t> scratch;
+  detail::sample_sorted_distinct(rng, n, long_count, long_at, scratch);
+  std::uint64_t stride = 1;
+  std::uint64_t offset = 0;
+  if (n >= 2) {
+    do {
+      stride = 1 + rng.below(n - 1);
+    } while (std::gcd(stride, n) != 1);
+    offset = rng.below(n);
+  }
+
+  std::vector<index_t> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
+  std::uint64_t nnz = 0;
+  for (std::uint64_t i = 0, next_long = 0; i < n; ++i) {
+    std::uint64_t length = long_length;
+    if (next_long < long_at.size() && long_at[next_long] == i) {
+      ++next_long;
+    } else {
+      const std::uint64_t base = whole + ((rng() >> 48) < fraction ? 1 : 0);
+      const std::uint64_t up = rng.below(spread + 1);
+      length = std::min(n, base + up - rng.below(spread + 1));  // base ≥ spread + 1: no wrap
+    }
+    row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(length);
+    nnz += length;
+  }
+  detail::generator_fit(name, "nnz", nnz);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rows); ++i)
+    row_ptr[i + 1] += row_ptr[i];
+
+  const std::uint64_t levels = static_cast<std::uint64_t>(std::bit_width(n - (n > 0)));
+  auto hub_column = [&] {
+    for (;;) {
+      std::uint64_t rank = 0;
+      for (std::uint64_t level = 0; level < levels; level += 2) {
+        const std::uint64_t r = rng();
+        rank = (rank << 1) | ((r >> 32) >= low_half ? 1 : 0);
+        if (level + 1 < levels) rank = (rank << 1) | ((r & 0xffffffff) >= low_half ? 1 : 0);
+      }
+      if (rank < n) return (rank * stride + offset) % n;
+    }
+  };
+  const auto band = static_cast<std::uint64_t>(circuit_band);
+  auto off_diagonal = [&](std::uint64_t i) {
+    if (rng() >> 63) return hub_column();
+    const std::uint64_t first = i > band ? i - band : 0;
+    const std::uint64_t last = std::min(n - 1, i + band);
+    const std::uint64_t c = first + rng.below(last - first);  // skips i below
+    return c >= i ? c + 1 : c;
+  };
+
+  std::vector<index_t> col_idx;
+  std::vector<T> values;
+  col_idx.reserve(static_cast<std::size_t>(nnz));
+  values.reserve(static_cast<std::size_t>(nnz));
+  std::vector<std::uint64_t> picked;
+  const std::uint64_t local_reach = std::min(band, n > 0 ? n - 1 : 0);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const auto length = static_cast<std::uint64_t>(row_ptr[i + 1] - row_ptr[i]);
+    if (length - 1 <= local_reach) {
+      // The band alone holds at least local_reach other columns, so the redraws end quickly
+      // whatever the skew. Sorted sets do not depend on which duplicate was dropped.
+      picked.assign(1, i);
+      while (picked.size() < length) {
+        for (std::size_t k = picked.size(); k < length; ++k)
+          picked.push_back(off_diagonal(i));
+        std::sort(picked.begin(), picked.end());
+        picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+      }
+      for (std::uint64_t c : picked)
+        col_idx.push_back(static_cast<index_t>(c));
+    } else {
+      // Uniform over the other n − 1 columns (p ≥ i stands for p + 1), the diagonal merged in.
+      detail::sample_sorted_distinct(rng, n - 1, length - 1, picked, scratch);
+      bool diagonal_done = false;
+      for (std::uint64_t p : picked) {
+        if (!diagonal_done && p >= i) {
+          col_idx.push_back(static_cast<index_t>(i));
+          diagonal_done = true;
+        }
+        col_idx.push_back(static_cast<index_t>(p >= i ? p + 1 : p));
+      }
+      if (!diagonal_done) col_idx.push_back(static_cast<index_t>(i));
+    }
+  }
+  values.resize(col_idx.size());
+  for (auto& v : values)
+    v = rng.uniform_nonzero<T>();
+  return csr<T, cpu>(unchecked, rows, rows, std::move(row_ptr), std::move(col_idx),
+                     std::move(values));
+}
+
 }  // namespace generate
 /// The float and double instantiations, compiled once into the library (see
 /// SPADE_MATRIX_MARKET_INSTANCES for why); SPADE_HEADER_ONLY turns this off.
@@ -520,7 +687,9 @@ csr<T, cpu> gcoo_paper(index_t n, double sparsity, std::uint64_t seed) {
                                                           std::uint64_t);                          \
   PREFIX template csr<T, cpu> generate::banded<T>(index_t, index_t, index_t, std::uint64_t);       \
   PREFIX template csr<T, cpu> generate::uniform_rows<T>(index_t, index_t, index_t, std::uint64_t); \
-  PREFIX template csr<T, cpu> generate::gcoo_paper<T>(index_t, double, std::uint64_t);
+  PREFIX template csr<T, cpu> generate::gcoo_paper<T>(index_t, double, std::uint64_t);             \
+  PREFIX template csr<T, cpu> generate::circuit<T>(index_t, double, index_t, index_t,              \
+                                                   std::uint64_t, double);
 #ifndef SPADE_HEADER_ONLY
 SPADE_GENERATOR_INSTANCES(extern, float)
 SPADE_GENERATOR_INSTANCES(extern, double)
