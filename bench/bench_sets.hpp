@@ -88,6 +88,23 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
     // 2^20 rows, 8 below and 8 above the diagonal: 17 per row.
     cases.push_back({"banded", "banded_2^20_l8_u8",
                      [seed] { return gen::banded<T>(1 << 20, 8, 8, seed); }, false});
+    // Circuit simulation: short rows, hub columns, a few supply-net rows. 1.6 M at 4.8 per row
+    // is G3_circuit's size, the class where the planner lost to cuSPARSE (issue 17), so it is
+    // quick; 1 M at 3 and 4 M at 6 bracket it (≈ 3.0, 7.7 and 24 M entries).
+    struct circuit_case {
+      const char* name;
+      index_t rows;
+      double mean;
+      index_t long_rows, long_length;
+      bool quick;
+    };
+    for (const auto& c : {circuit_case{"circuit_1M_3", 1000000, 3.0, 4, 1000, false},
+                          circuit_case{"circuit_1.6M_4.8", 1600000, 4.8, 8, 2000, true},
+                          circuit_case{"circuit_4M_6", 4000000, 6.0, 16, 5000, false}})
+      cases.push_back(
+          {"circuit", c.name,
+           [c, seed] { return gen::circuit<T>(c.rows, c.mean, c.long_rows, c.long_length, seed); },
+           c.quick});
     for (index_t n : {4000, 8000, 14000})
       for (double s : {0.9, 0.98, 0.99, 0.995, 0.999, 0.9995}) {
         const bool quick = (n == 4000 && s == 0.99) || (n == 14000 && s == 0.999);
