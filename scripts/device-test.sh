@@ -5,7 +5,7 @@
 # with one summary block, printed last and also written to $OUT/summary.txt:
 #
 #   scripts/device-test.sh [--sanitize FAMILIES] [--bench quick|full|none] [--baseline DIR]
-#                          [--jobs N] [--time-limit SECONDS]
+#                          [--jobs N] [--time-limit SECONDS] [--no-ctest]
 #
 #   --sanitize    comma list of tests/gpu suites (build-dev/tests/gpu_test_gpu_<family>) to run
 #                 under compute-sanitizer memcheck and racecheck: tiled, spgemm, ellr, gcoo (with
@@ -16,6 +16,9 @@
 #                 take many minutes), none. fp32 and fp64 both run (SPADE_BENCH_DOUBLE=1).
 #   --baseline    folder of baseline CSVs for bench/compare.py (docs/benchmarks/baselines)
 #   --jobs        ctest -j (default 4)
+#   --no-ctest    leave ctest out (a second call on the still-warm machine, after one that built
+#                 and ran ctest, then runs the sanitizers and benchmarks with SPADE_PREBUILT=1:
+#                 one call of build + ctest + sanitizers + benchmarks does not fit 10 minutes)
 #   --time-limit  stop starting steps once this many seconds are used, with 20 s kept back for
 #                 the summary; a step cut short or skipped fails the run. Use it when the machine
 #                 kills commands after a fixed time, so that the summary still gets printed.
@@ -29,7 +32,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-sanitize=none bench=quick baseline=docs/benchmarks/baselines jobs=4 limit=0
+sanitize=none bench=quick baseline=docs/benchmarks/baselines jobs=4 limit=0 run_ctest=1
 usage() {
   sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
@@ -41,6 +44,7 @@ while (($#)); do
     --baseline) baseline=${2:?}; shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --time-limit) limit=${2:?}; shift 2 ;;
+    --no-ctest) run_ctest=0; shift ;;
     *) usage ;;
   esac
 done
@@ -167,6 +171,9 @@ fi
 [[ -x build-dev/tools/spade ]] && build-dev/tools/spade device >"$logs/spade-device.txt" 2>&1
 
 # ---- ctest over cpu + gpu -------------------------------------------------------------------
+if ((run_ctest == 0)); then
+  note "ctest: not run here (--no-ctest)"
+else
 say "ctest -j $jobs"
 test_start=$SECONDS
 # shellcheck disable=SC2086  # SPADE_CTEST_ARGS holds several arguments
@@ -182,6 +189,7 @@ for t in "${failed[@]:0:20}"; do note "ctest failed: $t"; done
 ((${#failed[@]} > 20)) && note "ctest failed: ... and $((${#failed[@]} - 20)) more (logs/ctest.log)"
 if ((ctest_status != 0)) || [[ $line != *"tests passed, 0 tests failed"* ]]; then
   fail "ctest"
+fi
 fi
 
 # ---- compute-sanitizer ----------------------------------------------------------------------
@@ -242,7 +250,7 @@ if [[ $bench != none ]]; then
     # overhead: one verdict on the +3 us target per case.
     while read -r l; do
       note "bench $name: $l"
-    done < <(grep -hE '\(target <= \+3 us\)' "$log" | tr -s ' ')
+    done < <(grep -hE '\(target <= \+3 us\)|planning cost:' "$log" | tr -s ' ')
   done
   # A run that exited non-zero (3: a result failed its check or Spade raised an error).
   failed_run='s/^== spade-bench .*: exit ([1-9][0-9]*) \(log .*\/([^/]+)\.log\)$/\2: exit \1/p'

@@ -2,7 +2,7 @@
 # Installs (with apt-get) whatever Spade's build and tests need that this Debian machine lacks.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ libeigen3-dev libboost-dev doctest-dev zlib1g-dev)
+packages=(cmake ninja-build g++ libeigen3-dev libboost-dev doctest-dev zlib1g-dev python3)
 # Checks that CI also runs: formatting and the parser fuzzer (clang with its sanitizer runtime).
 if [[ "${SPADE_CHECK_DEPS:-0}" == 1 ]]; then
   packages+=(clang clang-format libclang-rt-14-dev)

@@ -276,3 +276,37 @@ TEST_CASE("csr ↔ coo ↔ dense round trips on every real matrix") {
   MESSAGE("real matrices checked: " << checked);
   CHECK(checked > 0);
 }
+
+// Facts about a pair of operands (the planner's tile census) are cached on one of them, keyed by
+// the other's cache identity: it must change whenever the other's values may have changed.
+TEST_CASE("a matrix's cache identity changes on value writes, copies and assignments") {
+  struct pair_fact {};
+  spade::csr<double, cpu> a = spade::random_sparse<double>(20, 20, 0.2, 1);
+  spade::csr<double, cpu> b = spade::random_sparse<double>(20, 20, 0.2, 2);
+  int made = 0;
+  auto fact = [&] {
+    return a.cache().get_or_make_for<pair_fact, int>(b.cache().identity(), [&] { return ++made; });
+  };
+  CHECK(fact() == 1);
+  CHECK(fact() == 1);  // cached
+  const std::uint64_t before = b.cache().identity();
+  (void)static_cast<const spade::csr<double, cpu>&>(b).values();  // a read changes nothing
+  CHECK(b.cache().identity() == before);
+  b.values()[0] = 7.0;  // a writable access may change values
+  CHECK(b.cache().identity() != before);
+  CHECK(fact() == 2);
+  const spade::csr<double, cpu> copy = b;
+  CHECK(copy.cache().identity() != b.cache().identity());
+  const std::uint64_t moved_from = b.cache().identity();
+  spade::csr<double, cpu> moved = std::move(b);
+  CHECK(moved.cache().identity() == moved_from);  // the same contents, moved
+  CHECK(b.cache().identity() != moved_from);
+  // A write to the owner forgets its pair facts too.
+  a.values()[0] = 3.0;
+  CHECK(a.cache().size() == 0);
+  // At most pair_entries_per_key partners per fact.
+  std::vector<spade::csr<double, cpu>> partners(12, spade::csr<double, cpu>(20, 20));
+  for (const auto& p : partners)
+    a.cache().get_or_make_for<pair_fact, int>(p.cache().identity(), [] { return 0; });
+  CHECK(a.cache().size() == spade::conversion_cache::pair_entries_per_key);
+}

@@ -182,5 +182,8 @@ TEST_CASE("two processes that each peak at 60 % of the device take turns") {
     device_buffer<unsigned char> again(peak);
     again.fill_zero();
   }
+  // Freed memory leaves the pool at a synchronisation (as at the end of a product that reads
+  // its result back); without one, the asynchronous free may not have completed yet.
+  ctx.synchronize();
   CHECK(run_peer(peak) == 0);
 }
