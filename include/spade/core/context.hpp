@@ -72,7 +72,8 @@ class context {
   /// Memory policy (docs/memory.md). The pool keeps freed memory for reuse while it holds at
   /// most `cache_limit()` bytes in all (in use + cached); above that, freed memory goes back to
   /// the driver at the next synchronisation, so other processes and libraries can have it.
-  /// Default: min(1 GiB, 5 % of the device's memory). Setting it trims the pool to it at once.
+  /// Default: 5 % of the device's memory (4 GiB on an 80 GB H100; docs/memory.md says why), or
+  /// $SPADE_CACHE_LIMIT for the default context. Setting it trims the pool to it at once.
   void set_cache_limit(std::size_t bytes);
   std::size_t cache_limit() const noexcept;
   /// A hard cap on bytes_in_use(): an allocation that would pass it throws spade::out_of_memory
