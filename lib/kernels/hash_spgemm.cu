@@ -362,10 +362,85 @@ __device__ void bitonic_sort(index_t* keys, T* values, unsigned n) {
   }
 }
 
+// Counting sort of a block's gathered row: keys[0, n) hold n distinct columns, values[0, n) their
+// values; they come out sorted in keys[n, 2n) and values[n, 2n) (free: a numeric table holds at
+// most half its slots). A bit per column of C in keys[n, n + words) gives each entry its rank,
+// the number of the row's columns below it: bits set, each entry's count below it in its own
+// word kept in bits 26–30 of its key, the words turned into their exclusive prefix sums in place,
+// then rank = prefix + count. The caller guarantees words ≤ table − n and columns < 2^26. Every
+// thread of the block calls it; a barrier separates every phase. About 15 shared-memory accesses
+// per entry and 3 per word, 6 + 2·⌈words/Block⌉ barriers (a padded bitonic sort: ~5 accesses per
+// compare-exchange, log²(padded)/2 passes, a barrier each).
+template <class T, int Block>
+__device__ void bitmap_sort(index_t* keys, T* values, unsigned n, unsigned words,
+                            unsigned* s_warp) {
+  constexpr unsigned below_shift = 26;
+  constexpr unsigned column_mask = (1u << below_shift) - 1u;
+  unsigned* bits = reinterpret_cast<unsigned*>(keys + n);
+  for (unsigned w = threadIdx.x; w < words; w += Block)
+    bits[w] = 0u;
+  __syncthreads();
+  for (unsigned e = threadIdx.x; e < n; e += Block) {
+    const unsigned c = static_cast<unsigned>(keys[e]);
+    atomicOr(bits + (c >> 5), 1u << (c & 31));
+  }
+  __syncthreads();
+  for (unsigned e = threadIdx.x; e < n; e += Block) {
+    const unsigned c = static_cast<unsigned>(keys[e]);
+    const unsigned below = __popc(bits[c >> 5] & ((1u << (c & 31)) - 1u));
+    keys[e] = static_cast<index_t>(c | below << below_shift);
+  }
+  __syncthreads();
+  // Exclusive prefix sums of the words' counts, in place, Block words at a time.
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int warp_lane = static_cast<int>(threadIdx.x) & 31;
+  unsigned running = 0;
+  for (unsigned base = 0; base < words; base += Block) {
+    const unsigned w = base + threadIdx.x;
+    const unsigned count = w < words ? static_cast<unsigned>(__popc(bits[w])) : 0u;
+    unsigned inclusive = count;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned up = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (warp_lane >= d) inclusive += up;
+    }
+    if (warp_lane == 31) s_warp[warp] = inclusive;
+    __syncthreads();
+    unsigned offset = inclusive - count;
+    unsigned total = 0;
+    for (int v = 0; v < Block / 32; ++v) {
+      const unsigned c = s_warp[v];
+      offset += v < warp ? c : 0u;
+      total += c;
+    }
+    if (w < words) bits[w] = running + offset;
+    running += total;
+    __syncthreads();  // s_warp is rewritten by the next chunk
+  }
+  // Values to their rank; each entry keeps its rank (exact in T: ranks < 2^24) in its value slot.
+  T* sorted_values = values + n;
+  for (unsigned e = threadIdx.x; e < n; e += Block) {
+    const unsigned packed = static_cast<unsigned>(keys[e]);
+    const unsigned c = packed & column_mask;
+    const unsigned rank = bits[c >> 5] + (packed >> below_shift);
+    sorted_values[rank] = values[e];
+    keys[e] = static_cast<index_t>(c);
+    values[e] = static_cast<T>(rank);
+  }
+  __syncthreads();
+  // Keys to their rank, over the prefix sums (no longer read).
+  index_t* sorted_keys = keys + n;
+  for (unsigned e = threadIdx.x; e < n; e += Block)
+    sorted_keys[static_cast<unsigned>(values[e])] = keys[e];
+  __syncthreads();
+}
+
 // Numeric phase: each row's products summed in a table of (key, value) slots, the row's entries
 // gathered at the front of the table, then written to C in column order — by rank counting
-// within a group (a few hundred entries at most), by a bitonic sort (padded to a power of two,
-// which the table's power-of-two size leaves room for) for a block's row.
+// within a group (a few hundred entries at most); for a block's row of the 512- and 1024-thread
+// shapes (tables of 4096 slots and up) by a counting sort over a bitmap of C's columns when the
+// bitmap fits beside the row (bitmap_sort), otherwise (and for smaller blocks) by a bitonic sort
+// padded to a power of two, which the table's power-of-two size leaves room for.
 template <class T, int Block, int Group>
 __global__ void __launch_bounds__(Block, 2048 / Block)
     numeric_shared(operands<T> p, bin_launch l, const index_t* __restrict__ c_row_ptr,
@@ -466,6 +541,22 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
       }
       n += total;
       __syncthreads();
+    }
+    if constexpr (Block >= 512) {
+      const unsigned words = (static_cast<unsigned>(p.cols) + 31u) / 32u;
+      // The sorted row goes to [n, 2n) (n ≤ table/2, the bins' limit), the bitmap to [n, n + W).
+      if (p.cols <= (index_t{1} << 26) && 2u * static_cast<unsigned>(n) <= l.table_size &&
+          words <= l.table_size - static_cast<unsigned>(n)) {
+        bitmap_sort<T, Block>(keys, values, static_cast<unsigned>(n), words, s_warp);
+        const index_t start = c_row_ptr[row];
+        const index_t* sorted_keys = keys + n;
+        const T* sorted_values = values + n;
+        for (index_t s = threadIdx.x; s < n; s += Block) {
+          c_col_idx[start + s] = sorted_keys[s];
+          c_values[start + s] = sorted_values[s];
+        }
+        return;
+      }
     }
     unsigned padded = 1;
     while (padded < static_cast<unsigned>(n))
