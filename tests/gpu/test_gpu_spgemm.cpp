@@ -246,3 +246,49 @@ TEST_CASE_TEMPLATE("hash_spgemm: the largest tables after the next largest", T, 
     CAPTURE(report.describe());
   }
 }
+
+// Rows of C with ~1500-6400 entries: the 4096-, 8192- and 16384-slot numeric tables, over 12000
+// columns (sorted by counting over a bitmap of C's columns) and over 600000 columns (the bitmap
+// does not fit beside the row: the bitonic sort).
+TEST_CASE_TEMPLATE("hash_spgemm: rows of thousands of entries, narrow and wide C", T, float,
+                   double) {
+  if (no_device("the hash_spgemm tests")) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // rows x cols, row i with per_row[i % size] random columns (duplicates dropped).
+  auto rows_of = [&](index_t rows, index_t cols, const std::vector<index_t>& per_row) {
+    std::vector<index_t> row_ptr{0}, col_idx;
+    std::vector<T> values;
+    for (index_t i = 0; i < rows; ++i) {
+      std::vector<index_t> picked;
+      for (index_t j = 0; j < per_row[static_cast<std::size_t>(i) % per_row.size()]; ++j)
+        picked.push_back(static_cast<index_t>(rng.next() % static_cast<std::uint64_t>(cols)));
+      std::sort(picked.begin(), picked.end());
+      picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+      for (const index_t c : picked) {
+        col_idx.push_back(c);
+        values.push_back(spade::testing::nonzero_value<T>(rng));
+      }
+      row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+    }
+    return spade::csr<T, cpu>(rows, cols, std::move(row_ptr), std::move(col_idx),
+                              std::move(values));
+  };
+  // A's rows of 16, 32, 48, 64 entries times B's rows of 100: 1600-6400 products per row.
+  const auto a = rows_of(96, 400, {16, 32, 48, 64});
+  for (const index_t cols : {index_t{12000}, index_t{600000}}) {
+    CAPTURE(cols);
+    const auto b = rows_of(400, cols, {100});
+    spade::device::hash_spgemm_report report;
+    check_product("A*B", run_hash(a, b, T(1), &report, 0), a, b);
+    CAPTURE(report.describe());
+    // The three largest numeric tables (4096, 8192 and 16384 slots on the H100) all take rows.
+    const std::size_t largest = report.numeric_tables.size() - 1;
+    CHECK(report.numeric_bins[largest] > 0);
+    CHECK(report.numeric_bins[largest - 1] > 0);
+    CHECK(report.numeric_bins[largest - 2] > 0);
+    CHECK(report.long_rows[1] == 0);
+  }
+}
