@@ -189,8 +189,8 @@ struct tile_accumulator<float, tile_arithmetic::native> {
   // C(g, 2t + u) += sum over m of A(g, m)·B(m, 2t + u), m in increasing order, with fp32 FMAs.
   // Not inlined, with its loop rolled: inlined and unrolled, this rare path took the multiply
   // kernel from 59 to 169 registers and made it 4x slower (cage11 0.68 -> 2.83 ms).
-  __device__ __noinline__ void add_with_fma(const pair_operands* p, const float* a_values, const float* b_values,
-                               int g, int t) {
+  __device__ __noinline__ void add_with_fma(const pair_operands* p, const float* a_values,
+                                            const float* b_values, int g, int t) {
     const float* av = a_values + p->a_offset;
     const float* bv = b_values + p->b_offset;
 #pragma unroll 1
