@@ -118,29 +118,35 @@ matrix_summary summarize(const csr<T, cpu>& a) {
 /// Bytes each format needs for a matrix with these facts, with 32-bit indices and values of
 /// `value_bytes` bytes. The later formats follow their papers' layouts.
 struct format_bytes {
-  std::uint64_t csr = 0;    ///< row pointers + (column, value) per entry
-  std::uint64_t coo = 0;    ///< (row, column, value) per entry
-  std::uint64_t dense = 0;  ///< every element
-  std::uint64_t gcoo = 0;   ///< COO per group of p rows + group offsets + entries per group
-  std::uint64_t ellr = 0;   ///< padded rows × max row length × (value + index) + row lengths
-  std::uint64_t tiled = 0;  ///< per non-empty tile: row, column, offset, 64-bit mask; values
+  // In double: a header may claim shapes whose dense size passes 2^64 bytes (2e9 x 2e9 in
+  // double is 3.2e19); exact up to 2^53 bytes, far past any real matrix.
+  double csr = 0;    ///< row pointers + (column, value) per entry
+  double coo = 0;    ///< (row, column, value) per entry
+  double dense = 0;  ///< every element
+  double gcoo = 0;   ///< COO per group of p rows + group offsets + entries per group
+  double ellr = 0;   ///< padded rows × max row length × (value + index) + row lengths
+  double tiled = 0;  ///< per non-empty tile: row, column, offset, 64-bit mask; values
 };
 
-inline format_bytes bytes_of(const matrix_summary& s, std::uint64_t value_bytes) {
-  constexpr std::uint64_t index_bytes = 4;
-  const auto rows = static_cast<std::uint64_t>(s.rows);
-  const auto cols = static_cast<std::uint64_t>(s.cols);
+inline format_bytes bytes_of(const matrix_summary& s, std::uint64_t value_size) {
+  constexpr double index_bytes = 4;
+  const auto value_bytes = static_cast<double>(value_size);
+  const auto rows = static_cast<double>(s.rows);
+  const auto cols = static_cast<double>(s.cols);
+  const auto nnz = static_cast<double>(s.nnz);
   format_bytes b;
-  b.csr = (rows + 1) * index_bytes + s.nnz * (index_bytes + value_bytes);
-  b.coo = s.nnz * (2 * index_bytes + value_bytes);
+  b.csr = (rows + 1) * index_bytes + nnz * (index_bytes + value_bytes);
+  b.coo = nnz * (2 * index_bytes + value_bytes);
   b.dense = rows * cols * value_bytes;
-  const std::uint64_t groups = (rows + gcoo_group_rows - 1) / gcoo_group_rows;
-  b.gcoo = s.nnz * (2 * index_bytes + value_bytes) + 2 * groups * index_bytes;
-  const std::uint64_t padded_rows =
-      (rows + ellr_row_padding - 1) / ellr_row_padding * ellr_row_padding;
-  b.ellr = padded_rows * static_cast<std::uint64_t>(s.row_max) * (value_bytes + index_bytes) +
+  const auto groups = static_cast<double>(
+      (static_cast<std::uint64_t>(s.rows) + gcoo_group_rows - 1) / gcoo_group_rows);
+  b.gcoo = nnz * (2 * index_bytes + value_bytes) + 2 * groups * index_bytes;
+  const auto padded_rows =
+      static_cast<double>((static_cast<std::uint64_t>(s.rows) + ellr_row_padding - 1) /
+                          ellr_row_padding * ellr_row_padding);
+  b.ellr = padded_rows * static_cast<double>(s.row_max) * (value_bytes + index_bytes) +
            rows * index_bytes;
-  b.tiled = s.nonempty_tiles * (3 * index_bytes + 8) + s.nnz * value_bytes;
+  b.tiled = static_cast<double>(s.nonempty_tiles) * (3 * index_bytes + 8) + nnz * value_bytes;
   return b;
 }
 

@@ -52,13 +52,15 @@ constexpr const char* usage_text =
     "  help, --help, -h         show this text\n";
 
 /// "6212 B (6.07 KiB)": exact count first, for scripts; binary units for people.
-std::string bytes_text(std::uint64_t bytes) {
-  static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-  std::string text = std::to_string(bytes) + " B";
+std::string bytes_text(double bytes) {
+  static constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"};
+  // Whole bytes while a double holds them exactly (2^53); beyond, in floating point.
+  std::string text = bytes < 0x1p53 ? std::to_string(static_cast<std::uint64_t>(bytes)) + " B"
+                                    : general(bytes) + " B";
   if (bytes < 1024) return text;
-  double scaled = static_cast<double>(bytes);
+  double scaled = bytes;
   int unit = -1;
-  while (scaled >= 1024 && unit < 4) {
+  while (scaled >= 1024 && unit < 6) {
     scaled /= 1024;
     ++unit;
   }
@@ -105,7 +107,7 @@ void report_file(const std::filesystem::path& path) {
 
   const auto f = spade::tool::bytes_of(s, sizeof(float));
   const auto d = spade::tool::bytes_of(s, sizeof(double));
-  const auto both = [](std::uint64_t single, std::uint64_t twice) {
+  const auto both = [](double single, double twice) {
     return "float " + bytes_text(single) + ", double " + bytes_text(twice);
   };
   r.add("bytes csr", both(f.csr, d.csr));

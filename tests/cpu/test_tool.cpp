@@ -12,6 +12,7 @@
 
 #include <spade/spade.hpp>
 
+#include "../../tools/matrix_summary.hpp"
 #include "test_support.hpp"
 
 #ifndef SPADE_TOOL_PATH
@@ -284,3 +285,18 @@ TEST_CASE("spade multiply: bad input exits 1 with a message on stderr") {
 }
 
 #endif
+
+// A header may claim a shape whose dense size passes 2^64 bytes: the sizes must not wrap.
+TEST_CASE("spade info's byte counts do not wrap on absurd shapes") {
+  spade::tool::matrix_summary s;
+  s.rows = 2000000000;
+  s.cols = 2000000000;
+  s.nnz = 1;
+  s.row_max = 1;
+  s.nonempty_tiles = 1;
+  const auto d = spade::tool::bytes_of(s, sizeof(double));
+  CHECK(d.dense == doctest::Approx(3.2e19));
+  CHECK(d.csr == doctest::Approx(8000000004.0 + 12.0));
+  const auto f = spade::tool::bytes_of(s, sizeof(float));
+  CHECK(f.dense == doctest::Approx(1.6e19));  // 16000000000000000000 wrapped to garbage before
+}
