@@ -14,4 +14,13 @@ cmake -S tests/install -B "$scratch/sub" -G Ninja -DSPADE_CONSUMER_ADD_SUBDIRECT
   ${SPADE_CMAKE_ARGS:-} >/dev/null
 cmake --build "$scratch/sub" --target consumer >/dev/null
 "$scratch/sub/consumer"
+# As a subdirectory Spade leaves the parent's build type alone and adds no header check.
+if grep -q '^CMAKE_BUILD_TYPE:STRING=.\+' "$scratch/sub/CMakeCache.txt"; then
+  echo "install check: add_subdirectory(spade) set the parent's CMAKE_BUILD_TYPE" >&2
+  exit 1
+fi
+if grep -q 'spade_header_check' "$scratch/sub/build.ninja"; then
+  echo "install check: add_subdirectory(spade) added the header-check target" >&2
+  exit 1
+fi
 echo "install check: find_package(spade) and add_subdirectory consumers built and ran"
