@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <spade/device/kernels.hpp>
@@ -187,6 +188,14 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: A*A and A*transpose(A) on every real m
   }
 }
 
+// A 500x400 and a 400x300 random operand of the planner cases (a few percent dense).
+template <class T>
+std::pair<spade::csr<T, cpu>, spade::csr<T, cpu>> planner_operands(splitmix64& rng) {
+  auto a = random_csr<T>(500, 400, 0.02, rng, 0.9);
+  auto b = random_csr<T>(400, 300, 0.03, rng, 0.9);
+  return {std::move(a), std::move(b)};
+}
+
 TEST_CASE_TEMPLATE("sparse x sparse plans hash_spgemm; explain shows products and bins", T, float,
                    double) {
   if (no_device("the hash_spgemm tests")) return;
@@ -194,8 +203,7 @@ TEST_CASE_TEMPLATE("sparse x sparse plans hash_spgemm; explain shows products an
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  const auto a_h = random_csr<T>(500, 400, 0.02, rng, 0.9);
-  const auto b_h = random_csr<T>(400, 300, 0.03, rng, 0.9);
+  const auto [a_h, b_h] = planner_operands<T>(rng);
   const auto a = spade::to_gpu(a_h);
   const auto b = spade::to_gpu(b_h);
   const std::string text = spade::explain(a * b);
@@ -221,8 +229,7 @@ TEST_CASE_TEMPLATE("the cuSPARSE SpGEMM candidate stays reachable (runs cuSPARSE
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  const auto a_h = random_csr<T>(500, 400, 0.02, rng, 0.9);
-  const auto b_h = random_csr<T>(400, 300, 0.03, rng, 0.9);
+  const auto [a_h, b_h] = planner_operands<T>(rng);
   const auto a = spade::to_gpu(a_h);
   const auto b = spade::to_gpu(b_h);
   const spade::csr<T, gpu> forced = spade::eval<spade::kernels::cusparse_spgemm>(a * b);
