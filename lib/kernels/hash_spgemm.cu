@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -186,22 +187,58 @@ __device__ __forceinline__ void for_each_product_block(const operands<T>& p, std
 
 // ---- setup and binning (the paper's Algorithms 1–3) -------------------------------------------
 
-constexpr int max_bins = 12;
+constexpr int max_bins = 16;
 
 // Bin b takes rows whose work w satisfies upper[b-1] < w ≤ upper[b]; the last bin is open.
+// Numeric binning: a row's work is its length, or its products / products_per_slot when that is
+// more — a row with many products summing into few columns needs more threads, not a larger
+// table (zenios: 2800 products into 200 columns took 88 products per thread of a 32-thread
+// group, atomics on a few hot slots).
 struct bin_ranges {
   int count = 0;
   std::int64_t upper[max_bins] = {};
+  const index_t* products = nullptr;  // per row, or null
+  int products_per_slot = 1;
+  std::int64_t products_cap = 0;  // never past the largest table: only length sends a row long
 };
 
-// Device counters of one binning: rows per bin, the running fill position per bin, the sum and
-// the maximum of the work.
+__device__ __forceinline__ std::int64_t binned_work(const bin_ranges& r, std::int64_t w,
+                                                    index_t row) {
+  if (r.products)
+    w = max(w,
+            min(r.products_cap, static_cast<std::int64_t>(r.products[row] / r.products_per_slot)));
+  return w;
+}
+
+// Device counters of one binning: rows per bin, the running fill position per bin, the sum of
+// the work.
 struct bin_counters {
   unsigned long long size[max_bins];
   unsigned long long cursor[max_bins];
   unsigned long long total;
-  unsigned long long largest;
 };
+
+// Adds this thread's row to bin `b` of the block's counters (b < 0: no row) with one shared
+// atomic per bin per warp, and returns the row's rank among the block's rows of that bin. Every
+// thread of the warp calls it: a shared atomic per row serialised a block's 256 rows, most of
+// them in one bin, on one address.
+__device__ __forceinline__ unsigned add_to_bin(unsigned* s_size, int b) {
+  const unsigned peers = __match_any_sync(0xffffffffu, b);
+  const int leader = __ffs(peers) - 1;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  unsigned base = 0;
+  if (b >= 0 && lane == leader) base = atomicAdd(s_size + b, static_cast<unsigned>(__popc(peers)));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  return base + static_cast<unsigned>(__popc(peers & ((1u << lane) - 1u)));
+}
+
+// The warp's sum of `v`, in every thread.
+__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
 
 __device__ __forceinline__ int bin_of(const bin_ranges& r, std::int64_t work) {
   int b = 0;
@@ -210,74 +247,138 @@ __device__ __forceinline__ int bin_of(const bin_ranges& r, std::int64_t work) {
   return b;
 }
 
-// Pass 1. With `products`, first writes each row's product count (saturated at INT_MAX; the long
-// path recounts in 64 bits) into `work` — C's row pointer array, which holds no offsets yet;
-// otherwise reads the row lengths the symbolic phase left there. Bin sizes, sum and maximum are
-// gathered in shared memory, one global atomic per bin per block.
+// Products of A's entries [begin, end): B's row lengths summed by the `lanes` threads from
+// `lane`, four loads in flight per thread.
+template <class T>
+__device__ __forceinline__ std::int64_t products_of(const operands<T>& p, index_t begin,
+                                                    index_t end, int lane, int lanes) {
+  std::int64_t w = 0;
+#pragma unroll 4
+  for (index_t j = begin + lane; j < end; j += lanes) {
+    const index_t k = __ldg(p.a_col_idx + j);
+    w += __ldg(p.b_row_ptr + k + 1) - __ldg(p.b_row_ptr + k);
+  }
+  return w;
+}
+
+// Rows per thread of the binning kernels: a block's bins take one global atomic each, and with a
+// row per thread those atomics, on the same few addresses from every block, cost more than the
+// counting (about 60 µs of the 1.6 M-row circuit matrix's binning).
+constexpr int binning_rows_per_thread = 4;
+
+// Rows of A longer than this are counted by a whole warp after the block's other rows: a thread
+// walking a row of thousands of entries alone held up the whole launch (0.3 ms on a circuit
+// matrix of 1.6 M rows whose few hub rows have 1000+ entries).
+constexpr index_t warp_counted_entries = 64;
+
+// Pass 1, over rows list[0, count) (null list: rows 0, 1, …). With `products`, first writes
+// each row's product count (saturated at INT_MAX; the long path recounts in 64 bits) into `work`
+// — C's row pointer array, which holds no offsets yet; otherwise reads the row lengths the
+// symbolic phase left there. Bin sizes and the sum are gathered in shared memory (add_to_bin),
+// one global atomic per bin per block.
 template <class T>
 __global__ void __launch_bounds__(setup_threads)
-    count_bins(operands<T> p, bool products, index_t* work, bin_ranges ranges, bin_counters* out) {
+    count_bins(operands<T> p, const index_t* list, std::int64_t count, bool products, index_t* work,
+               index_t* row_products, bin_ranges ranges, bin_counters* out) {
   __shared__ unsigned int s_size[max_bins];
   __shared__ unsigned long long s_total;
-  __shared__ unsigned long long s_largest;
+  __shared__ index_t s_long[setup_threads * binning_rows_per_thread];  // rows left to the warps
+  __shared__ int s_long_count;
   if (threadIdx.x < max_bins) s_size[threadIdx.x] = 0;
   if (threadIdx.x == 0) {
     s_total = 0;
-    s_largest = 0;
+    s_long_count = 0;
   }
   __syncthreads();
-  const std::int64_t i = std::int64_t{blockIdx.x} * setup_threads + threadIdx.x;
-  if (i < p.rows) {
-    std::int64_t w = 0;
-    if (products) {
-      const index_t end = __ldg(p.a_row_ptr + i + 1);
-      for (index_t j = __ldg(p.a_row_ptr + i); j < end; ++j) {
-        const index_t k = __ldg(p.a_col_idx + j);
-        w += __ldg(p.b_row_ptr + k + 1) - __ldg(p.b_row_ptr + k);
+  unsigned long long thread_total = 0;
+#pragma unroll
+  for (int t = 0; t < binning_rows_per_thread; ++t) {
+    const std::int64_t i =
+        (std::int64_t{blockIdx.x} * binning_rows_per_thread + t) * setup_threads + threadIdx.x;
+    std::int64_t w = -1;  // no row, or one left to the warps
+    index_t row = 0;
+    if (i < count) {
+      row = row_at(list, i);
+      if (products) {
+        const index_t begin = __ldg(p.a_row_ptr + row);
+        const index_t end = __ldg(p.a_row_ptr + row + 1);
+        if (end - begin > warp_counted_entries) {
+          s_long[atomicAdd(&s_long_count, 1)] = row;
+        } else {
+          w = products_of(p, begin, end, 0, 1);
+          work[row] = static_cast<index_t>(w < INT_MAX ? w : INT_MAX);
+          if (row_products) row_products[row] = work[row];
+        }
+      } else {
+        w = work[row];
       }
-      work[i] = static_cast<index_t>(w < INT_MAX ? w : INT_MAX);
-    } else {
-      w = work[i];
     }
-    atomicAdd(&s_size[bin_of(ranges, w)], 1u);
-    atomicAdd(&s_total, static_cast<unsigned long long>(w));
-    atomicMax(&s_largest, static_cast<unsigned long long>(w));
+    add_to_bin(s_size, w >= 0 ? bin_of(ranges, binned_work(ranges, w, row)) : -1);
+    thread_total += w >= 0 ? static_cast<unsigned long long>(w) : 0;
   }
+  const unsigned long long warp_total = warp_sum(thread_total);
+  if ((threadIdx.x & 31) == 0 && warp_total) atomicAdd(&s_total, warp_total);
   __syncthreads();
+  if (products) {
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    for (int r = warp; r < s_long_count; r += setup_threads / 32) {
+      const index_t row = s_long[r];
+      std::int64_t w =
+          products_of(p, __ldg(p.a_row_ptr + row), __ldg(p.a_row_ptr + row + 1), lane, 32);
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2)
+        w += __shfl_xor_sync(0xffffffffu, w, offset);
+      if (lane == 0) {  // a few rows: plain shared atomics
+        work[row] = static_cast<index_t>(w < INT_MAX ? w : INT_MAX);
+        if (row_products) row_products[row] = work[row];
+        atomicAdd(&s_size[bin_of(ranges, w)], 1u);
+        atomicAdd(&s_total, static_cast<unsigned long long>(w));
+      }
+    }
+    __syncthreads();
+  }
   if (threadIdx.x < ranges.count && s_size[threadIdx.x] != 0)
     atomicAdd(&out->size[threadIdx.x], s_size[threadIdx.x]);
-  if (threadIdx.x == 0) {
-    atomicAdd(&out->total, s_total);
-    atomicMax(&out->largest, s_largest);
-  }
+  if (threadIdx.x == 0 && s_total) atomicAdd(&out->total, s_total);
 }
 
 struct bin_starts {
   std::int64_t start[max_bins] = {};
 };
 
-// Pass 2: row ids into their bin's segment of `bins`; a block reserves its rows of each bin with
-// one global atomic and places them with shared ones.
+// Pass 2: the rows list[0, count) (null: 0, 1, …) into their bin's segment of `bins`; a block
+// reserves its rows of each bin with one global atomic and places them with shared ones.
 __global__ void __launch_bounds__(setup_threads)
-    fill_bins(const index_t* work, index_t rows, bin_ranges ranges, bin_starts starts,
-              bin_counters* counters, index_t* bins) {
+    fill_bins(const index_t* work, const index_t* list, std::int64_t count, bin_ranges ranges,
+              bin_starts starts, bin_counters* counters, index_t* bins) {
   __shared__ unsigned int s_size[max_bins];
   __shared__ unsigned long long s_base[max_bins];
   if (threadIdx.x < max_bins) s_size[threadIdx.x] = 0;
   __syncthreads();
-  const std::int64_t i = std::int64_t{blockIdx.x} * setup_threads + threadIdx.x;
-  int b = -1;
-  unsigned int rank = 0;
-  if (i < rows) {
-    b = bin_of(ranges, work[i]);
-    rank = atomicAdd(&s_size[b], 1u);
+  int b[binning_rows_per_thread];
+  index_t row[binning_rows_per_thread];
+  unsigned rank[binning_rows_per_thread];
+#pragma unroll
+  for (int t = 0; t < binning_rows_per_thread; ++t) {
+    const std::int64_t i =
+        (std::int64_t{blockIdx.x} * binning_rows_per_thread + t) * setup_threads + threadIdx.x;
+    b[t] = -1;
+    row[t] = 0;
+    if (i < count) {
+      row[t] = row_at(list, i);
+      b[t] = bin_of(ranges, binned_work(ranges, work[row[t]], row[t]));
+    }
+    rank[t] = add_to_bin(s_size, b[t]);
   }
   __syncthreads();
   if (threadIdx.x < ranges.count && s_size[threadIdx.x] != 0)
     s_base[threadIdx.x] = atomicAdd(&counters->cursor[threadIdx.x], s_size[threadIdx.x]) +
                           static_cast<unsigned long long>(starts.start[threadIdx.x]);
   __syncthreads();
-  if (b >= 0) bins[s_base[b] + rank] = static_cast<index_t>(i);
+#pragma unroll
+  for (int t = 0; t < binning_rows_per_thread; ++t)
+    if (b[t] >= 0) bins[s_base[b[t]] + rank[t]] = row[t];
 }
 
 // ---- shared-memory tables ---------------------------------------------------------------------
@@ -575,24 +676,265 @@ __global__ void __launch_bounds__(Block, 2048 / Block)
   }
 }
 
+// ---- rows of at most 32 products: sorted in registers, no table -------------------------------
+
+// A row of at most `Width` products (Width = 4, 8, 16 or 32) takes a group of Width threads:
+// thread t holds the row's product t as (column, value), the group sorts them with a bitonic
+// network of shuffles and sums the runs of equal columns. Nothing to clear, scan or gather in
+// shared memory: on short-row matrices (circuits, road networks, meshes) the table kernels spent
+// most of their time there, not on the products (docs/spgemm.md, rows sorted in registers).
+// Each group takes several rows at once, step by step side by side, so a thread has that many
+// chains of dependent loads in flight: one row at a time left the kernel waiting on memory
+// latency. The numeric phase holds values too: fewer rows keep it below 64 registers.
+constexpr int sorted_threads = 256;
+constexpr int sorted_symbolic_rows = 4;
+constexpr int sorted_numeric_rows = 2;
+constexpr std::array<int, 4> sorted_widths = {4, 8, 16, 32};
+constexpr unsigned full_warp = 0xffffffffu;
+
+// A group's rows: where each starts and ends in A, and thread `lane`'s product of each.
+template <class T, int Rows>
+struct sorted_group {
+  index_t row[Rows];
+  index_t begin[Rows];
+  index_t end[Rows];
+  bool valid[Rows];
+  index_t key[Rows];
+  T value[Rows];
+};
+
+struct sorted_rows {
+  const index_t* rows;  // the bin's rows (null: rows first, first + 1, …)
+  std::int64_t first;
+  std::int64_t count;
+};
+
+// The rows of this thread's group, and the number of chunks of Width entries of A the longest
+// row of the warp has (every thread of the warp loops that many times).
+template <class T, int Width, int Rows>
+__device__ __forceinline__ int load_rows(const operands<T>& p, const sorted_rows& l,
+                                         sorted_group<T, Rows>& g) {
+  const std::int64_t group = (std::int64_t{blockIdx.x} * sorted_threads + threadIdx.x) / Width;
+  unsigned chunks = 0;
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const std::int64_t i = group * Rows + r;
+    g.valid[r] = i < l.count;
+    g.row[r] = g.valid[r] ? row_at(l.rows, l.first + i) : 0;
+  }
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    g.begin[r] = g.valid[r] ? __ldg(p.a_row_ptr + g.row[r]) : 0;
+    g.end[r] = g.valid[r] ? __ldg(p.a_row_ptr + g.row[r] + 1) : 0;
+    chunks = max(chunks, static_cast<unsigned>((g.end[r] - g.begin[r] + Width - 1) / Width));
+  }
+  return static_cast<int>(__reduce_max_sync(full_warp, chunks));
+}
+
+// Thread `lane` takes product `lane` of each row: the row's entries of A a chunk of Width at a
+// time (a row may have more entries than products when rows of B are empty), B's row lengths
+// summed across the group, and each thread finds the entry that holds its product by a binary
+// search over those sums.
+template <class T, int Width, int Rows, bool Values>
+__device__ __forceinline__ void gather_products(const operands<T>& p, int chunks, int lane,
+                                                sorted_group<T, Rows>& g) {
+  int base[Rows];  // products of the earlier chunks
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    g.key[r] = empty_key;
+    g.value[r] = T(0);
+    base[r] = 0;
+  }
+  for (int c = 0; c < chunks; ++c) {
+    index_t b_begin[Rows];
+    int length[Rows];
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      const index_t j = g.begin[r] + c * Width + lane;
+      const index_t k = j < g.end[r] ? __ldg(p.a_col_idx + j) : -1;
+      b_begin[r] = k >= 0 ? __ldg(p.b_row_ptr + k) : 0;
+      length[r] = k >= 0 ? __ldg(p.b_row_ptr + k + 1) - b_begin[r] : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      int inclusive = length[r];
+#pragma unroll
+      for (int d = 1; d < Width; d <<= 1) {
+        const int up = __shfl_up_sync(full_warp, inclusive, d, Width);
+        if (lane >= d) inclusive += up;
+      }
+      const int total = __shfl_sync(full_warp, inclusive, Width - 1, Width);
+      const int s = lane - base[r];  // this thread's product among the chunk's
+      int entry = 0;                 // the first entry whose inclusive sum passes s
+#pragma unroll
+      for (int step = Width / 2; step > 0; step /= 2)
+        if (__shfl_sync(full_warp, inclusive, entry + step - 1, Width) <= s) entry += step;
+      const int entry_inclusive = __shfl_sync(full_warp, inclusive, entry, Width);
+      const int entry_length = __shfl_sync(full_warp, length[r], entry, Width);
+      const index_t entry_b_begin = __shfl_sync(full_warp, b_begin[r], entry, Width);
+      if (s >= 0 && s < total) {
+        const index_t q = entry_b_begin + (s - (entry_inclusive - entry_length));
+        g.key[r] = __ldg(p.b_col_idx + q);
+        if constexpr (Values)
+          g.value[r] =
+              p.alpha * __ldg(p.a_values + g.begin[r] + c * Width + entry) * __ldg(p.b_values + q);
+      }
+      base[r] += total;
+    }
+  }
+}
+
+// Ascending bitonic sort of each row's (key, value) pairs, one per thread; empty keys last.
+template <class T, int Width, int Rows, bool Values>
+__device__ __forceinline__ void sort_rows(int lane, sorted_group<T, Rows>& g) {
+#pragma unroll
+  for (int k = 2; k <= Width; k <<= 1) {
+#pragma unroll
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      const bool ascending = (lane & k) == 0;
+      const bool lower = (lane & j) == 0;
+#pragma unroll
+      for (int r = 0; r < Rows; ++r) {
+        const index_t other = __shfl_xor_sync(full_warp, g.key[r], j, Width);
+        T other_value{};
+        if constexpr (Values) other_value = __shfl_xor_sync(full_warp, g.value[r], j, Width);
+        if (lower == ascending ? other < g.key[r] : other > g.key[r]) {
+          g.key[r] = other;
+          if constexpr (Values) g.value[r] = other_value;
+        }
+      }
+    }
+  }
+}
+
+// After the sort: the threads holding the first of a run of equal columns (the row's entries of
+// C), as bits of the group, one per thread.
+template <int Width>
+__device__ __forceinline__ unsigned run_heads(int lane, index_t key) {
+  const index_t previous = __shfl_up_sync(full_warp, key, 1, Width);
+  const bool head = key != empty_key && (lane == 0 || previous != key);
+  const unsigned shift = (threadIdx.x & 31u) & ~static_cast<unsigned>(Width - 1);
+  const unsigned bits = Width == 32 ? full_warp : ((1u << Width) - 1u) << shift;
+  return (__ballot_sync(full_warp, head) & bits) >> shift;
+}
+
+// Each row's runs of equal columns summed: a suffix scan within the run, so the first thread of
+// every run ends with its sum.
+template <class T, int Width, int Rows>
+__device__ __forceinline__ void sum_runs(int lane, sorted_group<T, Rows>& g) {
+#pragma unroll
+  for (int d = 1; d < Width; d <<= 1) {
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      const T below = __shfl_down_sync(full_warp, g.value[r], d, Width);
+      const index_t below_key = __shfl_down_sync(full_warp, g.key[r], d, Width);
+      if (lane + d < Width && below_key == g.key[r]) g.value[r] += below;
+    }
+  }
+}
+
+// Symbolic: each row's distinct columns into `row_nnz`, and their sum over the launch into
+// `nnz_total` (C's size: these rows skip the numeric binning that sums the others).
+template <class T, int Width>
+__global__ void __launch_bounds__(sorted_threads)
+    symbolic_sorted(operands<T> p, sorted_rows l, index_t* row_nnz, unsigned long long* nnz_total) {
+  constexpr int Rows = sorted_symbolic_rows;
+  __shared__ unsigned long long s_total;
+  if (threadIdx.x == 0) s_total = 0;
+  __syncthreads();
+  const int lane = static_cast<int>(threadIdx.x) % Width;
+  sorted_group<T, Rows> g;
+  const int chunks = load_rows<T, Width, Rows>(p, l, g);
+  gather_products<T, Width, Rows, false>(p, chunks, lane, g);
+  sort_rows<T, Width, Rows, false>(lane, g);
+  unsigned counted = 0;
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const unsigned nnz = static_cast<unsigned>(__popc(run_heads<Width>(lane, g.key[r])));
+    if (lane == 0 && g.valid[r]) {
+      row_nnz[g.row[r]] = static_cast<index_t>(nnz);
+      counted += nnz;
+    }
+  }
+  const unsigned warp_total = __reduce_add_sync(full_warp, counted);
+  if ((threadIdx.x & 31u) == 0 && warp_total) atomicAdd(&s_total, warp_total);
+  __syncthreads();
+  if (threadIdx.x == 0 && s_total) atomicAdd(nnz_total, s_total);
+}
+
+// Numeric: each row's runs summed (a suffix scan within the run: every head ends with its
+// run's sum) and written in column order at C's row offset.
+template <class T, int Width>
+__global__ void __launch_bounds__(sorted_threads)
+    numeric_sorted(operands<T> p, sorted_rows l, const index_t* __restrict__ c_row_ptr,
+                   index_t* __restrict__ c_col_idx, T* __restrict__ c_values) {
+  constexpr int Rows = sorted_numeric_rows;
+  const int lane = static_cast<int>(threadIdx.x) % Width;
+  sorted_group<T, Rows> g;
+  const int chunks = load_rows<T, Width, Rows>(p, l, g);
+  index_t start[Rows];
+#pragma unroll
+  for (int r = 0; r < Rows; ++r)  // loaded early: its latency hides behind the gather
+    start[r] = g.valid[r] ? c_row_ptr[g.row[r]] : 0;
+  gather_products<T, Width, Rows, true>(p, chunks, lane, g);
+  sort_rows<T, Width, Rows, true>(lane, g);
+  sum_runs<T, Width, Rows>(lane, g);
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const unsigned heads = run_heads<Width>(lane, g.key[r]);
+    if (g.valid[r] && ((heads >> lane) & 1u)) {
+      const index_t at = start[r] + __popc(heads & ((1u << lane) - 1u));
+      c_col_idx[at] = g.key[r];
+      c_values[at] = g.value[r];
+    }
+  }
+}
+
+template <class T>
+struct sorted_kernels {
+  void (*symbolic)(operands<T>, sorted_rows, index_t*, unsigned long long*);
+  void (*numeric)(operands<T>, sorted_rows, const index_t*, index_t*, T*);
+};
+
+template <class T, int Width>
+constexpr sorted_kernels<T> sorted_kernels_of() {
+  return {symbolic_sorted<T, Width>, numeric_sorted<T, Width>};
+}
+
+template <class T>
+sorted_kernels<T> sorted_kernels_for(int width) {
+  switch (width) {
+    case 4:
+      return sorted_kernels_of<T, 4>();
+    case 8:
+      return sorted_kernels_of<T, 8>();
+    case 16:
+      return sorted_kernels_of<T, 16>();
+    default:
+      return sorted_kernels_of<T, 32>();
+  }
+}
+
 // ---- the long-row path: dense accumulators in global memory, rows split across blocks ---------
 
-// Blocks a long row gets: one per `products_per_block` products, at most one per entry of A.
-// Symbolic: also zeroes the row's count, which the blocks then add to.
+// Blocks a long row gets: one per `products_per_block` products, at most one per entry of A; a
+// warp per row (a long row of C often comes from a long row of A). Symbolic: also zeroes the
+// row's count, which the blocks then add to.
 template <class T>
 __global__ void __launch_bounds__(setup_threads)
     long_row_blocks(operands<T> p, const index_t* bins, std::int64_t first, std::int64_t count,
                     std::int64_t products_per_block, index_t* blocks, index_t* zero_counts) {
-  const std::int64_t i = std::int64_t{blockIdx.x} * setup_threads + threadIdx.x;
-  if (i >= count) return;
+  const std::int64_t i = (std::int64_t{blockIdx.x} * setup_threads + threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  if (i >= count) return;  // whole warps: count is per warp
   const index_t row = row_at(bins, first + i);
   const index_t begin = __ldg(p.a_row_ptr + row);
   const index_t end = __ldg(p.a_row_ptr + row + 1);
-  std::int64_t products = 0;
-  for (index_t j = begin; j < end; ++j) {
-    const index_t k = __ldg(p.a_col_idx + j);
-    products += __ldg(p.b_row_ptr + k + 1) - __ldg(p.b_row_ptr + k);
-  }
+  std::int64_t products = products_of(p, begin, end, lane, 32);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    products += __shfl_xor_sync(0xffffffffu, products, offset);
+  if (lane != 0) return;
   const std::int64_t wanted = (products + products_per_block - 1) / products_per_block;
   const std::int64_t most = end - begin > 1 ? end - begin : 1;
   blocks[i] = static_cast<index_t>(wanted < 1 ? 1 : wanted > most ? most : wanted);
@@ -871,6 +1213,7 @@ class stream_fan {
     const int k = next_++ % (side_stream_count + 1);
     return k == 0 ? main_ : sides_.streams[k - 1];
   }
+  cudaStream_t next_side() { return sides_.streams[next_++ % side_stream_count]; }
   void join() {
     for (int k = 0; k < side_stream_count; ++k) {
       SPADE_CUDA_TRY(cudaEventRecord(sides_.joins[k], sides_.streams[k]),
@@ -889,6 +1232,8 @@ class stream_fan {
 
 // ---- the product ------------------------------------------------------------------------------
 
+// Numeric binning counts a row's products / this as its length when that is more (bin_ranges).
+constexpr int numeric_products_per_slot = 8;
 // Products per block of the long-row path (docs/spgemm.md).
 constexpr std::int64_t long_products_per_block = 16384;
 // A numeric row goes to the dense accumulator only when it holds at least this share of C's
@@ -915,6 +1260,9 @@ class product_run {
                      a.rows(),           b.cols(),           alpha};
     const auto& d = ctx.properties();
     symbolic_shapes_ = make_shapes(d, phase::symbolic, sizeof(T));
+    // Rows of up to sorted_widths.back() products are sorted in registers, not hashed.
+    std::erase_if(symbolic_shapes_,
+                  [](const table_shape& s) { return s.max_work <= sorted_widths.back(); });
     numeric_shapes_ = make_shapes(d, phase::numeric, sizeof(T));
     route_long_rows_dense(dense_row_min < 0 ? hash_spgemm_dense_row_min : dense_row_min);
     per_entry_ = per_entry_for(b.rows() > 0 ? static_cast<double>(b.nnz()) / b.rows() : 0.0);
@@ -924,6 +1272,7 @@ class product_run {
         report_->symbolic_tables.push_back(s.table_size);
       for (const auto& s : numeric_shapes_)
         report_->numeric_tables.push_back(s.table_size);
+      report_->sorted_widths.assign(sorted_widths.begin(), sorted_widths.end());
     }
   }
 
@@ -937,38 +1286,62 @@ class product_run {
     }
     mark("start");
     // Setup: products per row into C's row pointers, bins counted (Algorithm 1).
-    const bin_ranges sym_ranges = ranges_of(symbolic_shapes_);
+    const bin_ranges sym_ranges = ranges_of(symbolic_shapes_, true);
     device_buffer<bin_counters> counters(2, ctx_);
     counters.fill_zero();
     SPADE_CUDA_TRY(cudaMemsetAsync(row_ptr.data() + m, 0, sizeof(index_t), stream_),
                    "clearing C's last row pointer (hash_spgemm)");
-    count_bins<T><<<blocks_for(m), setup_threads, 0, stream_>>>(p_, true, row_ptr.data(),
-                                                                sym_ranges, counters.data());
+    device_buffer<index_t> row_products(static_cast<std::size_t>(m), ctx_);
+    count_bins<T><<<binning_blocks(m), setup_threads, 0, stream_>>>(
+        p_, nullptr, m, true, row_ptr.data(), row_products.data(), sym_ranges, counters.data());
     SPADE_CHECK_LAUNCH("counting the products per row (hash_spgemm)");
     mark("products per row");
     // Allocated while the count runs (the paper's overlap of allocation and kernels).
     device_buffer<index_t> bins(static_cast<std::size_t>(m), ctx_);
     bin_counters sym{};
     ctx_.copy_to_host(&sym, counters.data(), sizeof(sym));
+    constexpr int sorted_bins = static_cast<int>(sorted_widths.size());
+    std::int64_t sorted_count = 0;  // rows sorted in registers: the first bins' segments
+    for (int w = 0; w < sorted_bins; ++w)
+      sorted_count += static_cast<std::int64_t>(sym.size[w]);
     if (report_) {
       report_->products = static_cast<std::int64_t>(sym.total);
-      report_->symbolic_bins.assign(sym.size, sym.size + sym_ranges.count);
+      report_->sorted_rows.assign(sym.size, sym.size + sorted_bins);
+      report_->symbolic_bins.assign(sym.size + sorted_bins, sym.size + sym_ranges.count);
     }
     if (sym.total == 0) {  // no products: every row of C is empty
       row_ptr.fill_zero();
       return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), {}, {});
     }
-    const bin_starts sym_starts = place(sym_ranges, sym, row_ptr.data(), counters.data(), bins);
+    const bin_starts sym_starts =
+        place(sym_ranges, sym, row_ptr.data(), nullptr, m, counters.data(), bins);
+    const index_t* sym_rows = bins_or_identity(bins);
     mark("symbolic binning");
 
-    symbolic(sym_ranges, sym, sym_starts, bins, row_ptr.data());
+    // The sorted rows add their lengths to the numeric counters' total (nnz(C)) themselves.
+    symbolic(sym, sym_starts, sym_rows, row_ptr.data(), &counters.data()[1].total);
     mark("symbolic");
 
-    // Numeric binning by row length (pass 1), nnz(C) to the host, then C's arrays.
-    const bin_ranges num_ranges = ranges_of(numeric_shapes_);
-    count_bins<T><<<blocks_for(m), setup_threads, 0, stream_>>>(p_, false, row_ptr.data(),
-                                                                num_ranges, counters.data() + 1);
-    SPADE_CHECK_LAUNCH("counting the row lengths of C (hash_spgemm)");
+    // Numeric binning by row length (pass 1) of the rows not sorted in registers — the symbolic
+    // bins after the sorted ones, in their own bin array — nnz(C) to the host, then C's arrays.
+    bin_ranges num_ranges = ranges_of(numeric_shapes_, false);
+    if (!numeric_shapes_.empty()) {
+      num_ranges.products = row_products.data();
+      num_ranges.products_per_slot = numeric_products_per_slot;
+      num_ranges.products_cap = numeric_shapes_.back().max_work;
+    }
+    const std::int64_t hashed_count = m - sorted_count;
+    const index_t* hashed_list = sorted_count && hashed_count ? sym_rows + sorted_count : nullptr;
+    device_buffer<index_t> hashed_bins(
+        sorted_count && hashed_count ? static_cast<std::size_t>(hashed_count) : std::size_t{0},
+        ctx_);
+    device_buffer<index_t>& num_bin_array = sorted_count ? hashed_bins : bins;
+    if (hashed_count) {
+      count_bins<T><<<binning_blocks(hashed_count), setup_threads, 0, stream_>>>(
+          p_, hashed_list, hashed_count, false, row_ptr.data(), nullptr, num_ranges,
+          counters.data() + 1);
+      SPADE_CHECK_LAUNCH("counting the row lengths of C (hash_spgemm)");
+    }
     bin_counters num{};
     ctx_.copy_to_host(&num, counters.data() + 1, sizeof(num));
     if (report_) {
@@ -988,14 +1361,18 @@ class product_run {
     }
     device_buffer<index_t> col_idx(nnz, ctx_);
     device_buffer<T> c_values(nnz, ctx_);
-    const bin_starts num_starts = place(num_ranges, num, row_ptr.data(), counters.data() + 1, bins);
+    const bin_starts num_starts = place(num_ranges, num, row_ptr.data(), hashed_list, hashed_count,
+                                        counters.data() + 1, num_bin_array);
+    // Identity over a list is the list itself.
+    const index_t* num_rows = identity_ ? hashed_list : num_bin_array.data();
     mark("numeric binning");
     detail::cub_run(ctx_, "summing C's row lengths (hash_spgemm)", [&](void* temp, std::size_t& b) {
       return cub::DeviceScan::ExclusiveSum(temp, b, row_ptr.data(), row_ptr.data(), m + 1, stream_);
     });
     mark("row offsets");
 
-    numeric(num_ranges, num, num_starts, bins, row_ptr.data(), col_idx.data(), c_values.data());
+    numeric(sym, sym_starts, sym_rows, num, num_starts, num_rows, row_ptr.data(), col_idx.data(),
+            c_values.data());
     mark("numeric");
     finish_report(nnz);
     return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), std::move(col_idx),
@@ -1024,12 +1401,21 @@ class product_run {
     }
   }
 
+  static unsigned binning_blocks(std::int64_t rows) {
+    constexpr std::int64_t per_block = std::int64_t{setup_threads} * binning_rows_per_thread;
+    return static_cast<unsigned>((rows + per_block - 1) / per_block);
+  }
+
   unsigned blocks_for(std::int64_t items) const {
     return static_cast<unsigned>((items + setup_threads - 1) / setup_threads);
   }
 
-  static bin_ranges ranges_of(const std::vector<table_shape>& shapes) {
+  // Symbolic (`sorted`): the register-sorted widths first, then the tables, then the long path.
+  static bin_ranges ranges_of(const std::vector<table_shape>& shapes, bool sorted) {
     bin_ranges r;
+    if (sorted)
+      for (const int w : sorted_widths)
+        r.upper[r.count++] = w;
     for (const auto& s : shapes)
       r.upper[r.count++] = s.max_work;
     r.upper[r.count++] = std::numeric_limits<std::int64_t>::max();  // the long-row path
@@ -1039,7 +1425,8 @@ class product_run {
   // Pass 2 (Algorithm 2) unless one bin holds every row, when bins are the identity (Algorithm
   // 3's case, without even its kernel).
   bin_starts place(const bin_ranges& ranges, const bin_counters& c, const index_t* work,
-                   bin_counters* d_counters, device_buffer<index_t>& bins) {
+                   const index_t* list, std::int64_t count, bin_counters* d_counters,
+                   device_buffer<index_t>& bins) {
     bin_starts starts;
     std::int64_t at = 0;
     int filled = 0;
@@ -1048,10 +1435,10 @@ class product_run {
       at += static_cast<std::int64_t>(c.size[b]);
       filled += c.size[b] != 0;
     }
-    identity_ = filled == 1;
+    identity_ = filled <= 1;
     if (!identity_) {
-      fill_bins<<<blocks_for(a_.rows()), setup_threads, 0, stream_>>>(
-          work, a_.rows(), ranges, starts, d_counters, bins.data());
+      fill_bins<<<binning_blocks(count), setup_threads, 0, stream_>>>(
+          work, list, count, ranges, starts, d_counters, bins.data());
       SPADE_CHECK_LAUNCH("placing rows into bins (hash_spgemm)");
     }
     return starts;
@@ -1061,78 +1448,118 @@ class product_run {
     return identity_ ? nullptr : bins.data();
   }
 
-  // Launches every non-empty bin, the long path first (on the context stream, which owns its
-  // workspace; it reads its split back to the host before the other bins are queued), then the
-  // tables from the largest down, spread over the side streams.
-  template <class LaunchShape, class LaunchLong>
-  void launch_bins(const std::vector<table_shape>& shapes, const bin_counters& c,
-                   LaunchShape&& launch_shape, LaunchLong&& launch_long) {
-    const int long_bin = static_cast<int>(shapes.size());
-    if (c.size[long_bin]) launch_long();
-    int shaped = 0;
-    for (int b = 0; b < long_bin; ++b)
-      shaped += c.size[b] != 0;
-    if (shaped == 0) return;
-    if (shaped == 1) {  // one kernel: no streams to fork
-      for (int b = long_bin - 1; b >= 0; --b)
-        if (c.size[b]) launch_shape(b, stream_);
+  // Runs the launches of one phase: `jobs` — the tables from the largest down, then the sorted
+  // rows — spread over the context stream and the side streams. With a long path, the jobs go
+  // to the side streams only and the long path then runs on the context stream, which owns its
+  // workspace: it reads its split back to the host, and the jobs queued before it run meanwhile
+  // (queued after it, they waited for that synchronisation, 0.3 ms on a circuit matrix).
+  void launch_jobs(std::vector<std::function<void(cudaStream_t)>>& jobs,
+                   const std::function<void()>& long_path) {
+    if (jobs.empty() && !long_path) return;
+    if (jobs.empty() || (jobs.size() == 1 && !long_path)) {  // no streams to fork
+      if (!jobs.empty()) jobs.front()(stream_);
+      if (long_path) long_path();
       return;
     }
     stream_fan fan(stream_, ctx_.properties().ordinal);
     std::lock_guard<std::mutex> lock(fan.mutex());
     fan.fork();
-    for (int b = long_bin - 1; b >= 0; --b)
-      if (c.size[b]) launch_shape(b, fan.next());
+    for (auto& job : jobs)
+      job(long_path ? fan.next_side() : fan.next());
+    if (long_path) long_path();
     fan.join();
   }
 
-  void symbolic(const bin_ranges&, const bin_counters& c, const bin_starts& starts,
-                const device_buffer<index_t>& bins, index_t* row_nnz) {
-    const index_t* bin_rows = bins_or_identity(bins);
-    const int long_bin = static_cast<int>(symbolic_shapes_.size());
-    launch_bins(
-        symbolic_shapes_, c,
-        [&](int b, cudaStream_t s) {
-          const table_shape& sh = symbolic_shapes_[b];
-          const auto k = kernels_for<T>(sh.block, sh.group);
-          allow_shared(k.symbolic, sh.shared_bytes);
-          const std::int64_t rows = static_cast<std::int64_t>(c.size[b]);
-          const int per_block = sh.block / sh.group;
-          const bin_launch l{bin_rows, starts.start[b], rows, sh.table_size,
-                             std::min(per_entry_, sh.group)};
-          k.symbolic<<<static_cast<unsigned>((rows + per_block - 1) / per_block), sh.block,
-                       sh.shared_bytes, s>>>(p_, l, row_nnz);
-          SPADE_CHECK_LAUNCH("counting the columns of C's rows (hash_spgemm symbolic)");
-        },
-        [&] {
-          long_rows(bin_rows, starts.start[long_bin], static_cast<std::int64_t>(c.size[long_bin]),
-                    /*numeric=*/false, row_nnz, nullptr, nullptr, nullptr);
-        });
+  // The sorted-row launches of a phase, widest first, for the symbolic bins' first segments.
+  template <class Launch>
+  void add_sorted_jobs(std::vector<std::function<void(cudaStream_t)>>& jobs,
+                       const bin_counters& sym, const bin_starts& sym_starts,
+                       const index_t* sym_rows, Launch launch) {
+    for (int w = static_cast<int>(sorted_widths.size()) - 1; w >= 0; --w) {
+      const auto count = static_cast<std::int64_t>(sym.size[w]);
+      if (count == 0) continue;
+      const int width = sorted_widths[static_cast<std::size_t>(w)];
+      const sorted_rows l{sym_rows, sym_starts.start[w], count};
+      jobs.emplace_back([=](cudaStream_t s) { launch(sorted_kernels_for<T>(width), width, l, s); });
+    }
   }
 
-  void numeric(const bin_ranges&, const bin_counters& c, const bin_starts& starts,
-               const device_buffer<index_t>& bins, const index_t* c_row_ptr, index_t* c_col_idx,
-               T* c_values) {
-    const index_t* bin_rows = bins_or_identity(bins);
-    const int long_bin = static_cast<int>(numeric_shapes_.size());
-    launch_bins(
-        numeric_shapes_, c,
-        [&](int b, cudaStream_t s) {
-          const table_shape& sh = numeric_shapes_[b];
-          const auto k = kernels_for<T>(sh.block, sh.group);
-          allow_shared(k.numeric, sh.shared_bytes);
-          const std::int64_t rows = static_cast<std::int64_t>(c.size[b]);
-          const int per_block = sh.block / sh.group;
-          const bin_launch l{bin_rows, starts.start[b], rows, sh.table_size,
-                             std::min(per_entry_, sh.group)};
-          k.numeric<<<static_cast<unsigned>((rows + per_block - 1) / per_block), sh.block,
-                      sh.shared_bytes, s>>>(p_, l, c_row_ptr, c_col_idx, c_values);
-          SPADE_CHECK_LAUNCH("computing the values of C's rows (hash_spgemm numeric)");
-        },
-        [&] {
-          long_rows(bin_rows, starts.start[long_bin], static_cast<std::int64_t>(c.size[long_bin]),
-                    /*numeric=*/true, nullptr, c_row_ptr, c_col_idx, c_values);
+  // Blocks for `rows` rows of `width` threads, `rows_per_group` rows per group.
+  static unsigned sorted_blocks(std::int64_t rows, int width, int rows_per_group) {
+    const std::int64_t groups = (rows + rows_per_group - 1) / rows_per_group;
+    return static_cast<unsigned>((groups * width + sorted_threads - 1) / sorted_threads);
+  }
+
+  void symbolic(const bin_counters& c, const bin_starts& starts, const index_t* bin_rows,
+                index_t* row_nnz, unsigned long long* sorted_nnz) {
+    const int sorted_bins = static_cast<int>(sorted_widths.size());
+    const int long_bin = sorted_bins + static_cast<int>(symbolic_shapes_.size());
+    std::function<void()> long_path;
+    if (c.size[long_bin])
+      long_path = [&] {
+        long_rows(bin_rows, starts.start[long_bin], static_cast<std::int64_t>(c.size[long_bin]),
+                  /*numeric=*/false, row_nnz, nullptr, nullptr, nullptr);
+      };
+    std::vector<std::function<void(cudaStream_t)>> jobs;
+    for (int b = long_bin - 1; b >= sorted_bins; --b) {
+      if (c.size[b] == 0) continue;
+      jobs.emplace_back([=, this](cudaStream_t s) {
+        const table_shape& sh = symbolic_shapes_[static_cast<std::size_t>(b - sorted_bins)];
+        const auto k = kernels_for<T>(sh.block, sh.group);
+        allow_shared(k.symbolic, sh.shared_bytes);
+        const auto rows = static_cast<std::int64_t>(c.size[b]);
+        const int per_block = sh.block / sh.group;
+        const bin_launch l{bin_rows, starts.start[b], rows, sh.table_size,
+                           std::min(per_entry_, sh.group)};
+        k.symbolic<<<static_cast<unsigned>((rows + per_block - 1) / per_block), sh.block,
+                     sh.shared_bytes, s>>>(p_, l, row_nnz);
+        SPADE_CHECK_LAUNCH("counting the columns of C's rows (hash_spgemm symbolic)");
+      });
+    }
+    add_sorted_jobs(
+        jobs, c, starts, bin_rows,
+        [=, this](const sorted_kernels<T>& k, int width, sorted_rows l, cudaStream_t s) {
+          k.symbolic<<<sorted_blocks(l.count, width, sorted_symbolic_rows), sorted_threads, 0, s>>>(
+              p_, l, row_nnz, sorted_nnz);
+          SPADE_CHECK_LAUNCH("counting the columns of C's short rows (hash_spgemm symbolic)");
         });
+    launch_jobs(jobs, long_path);
+  }
+
+  void numeric(const bin_counters& sym, const bin_starts& sym_starts, const index_t* sym_rows,
+               const bin_counters& c, const bin_starts& starts, const index_t* bin_rows,
+               const index_t* c_row_ptr, index_t* c_col_idx, T* c_values) {
+    const int long_bin = static_cast<int>(numeric_shapes_.size());
+    std::function<void()> long_path;
+    if (c.size[long_bin])
+      long_path = [&] {
+        long_rows(bin_rows, starts.start[long_bin], static_cast<std::int64_t>(c.size[long_bin]),
+                  /*numeric=*/true, nullptr, c_row_ptr, c_col_idx, c_values);
+      };
+    std::vector<std::function<void(cudaStream_t)>> jobs;
+    for (int b = long_bin - 1; b >= 0; --b) {
+      if (c.size[b] == 0) continue;
+      jobs.emplace_back([=, this](cudaStream_t s) {
+        const table_shape& sh = numeric_shapes_[static_cast<std::size_t>(b)];
+        const auto k = kernels_for<T>(sh.block, sh.group);
+        allow_shared(k.numeric, sh.shared_bytes);
+        const auto rows = static_cast<std::int64_t>(c.size[b]);
+        const int per_block = sh.block / sh.group;
+        const bin_launch l{bin_rows, starts.start[b], rows, sh.table_size,
+                           std::min(per_entry_, sh.group)};
+        k.numeric<<<static_cast<unsigned>((rows + per_block - 1) / per_block), sh.block,
+                    sh.shared_bytes, s>>>(p_, l, c_row_ptr, c_col_idx, c_values);
+        SPADE_CHECK_LAUNCH("computing the values of C's rows (hash_spgemm numeric)");
+      });
+    }
+    add_sorted_jobs(
+        jobs, sym, sym_starts, sym_rows,
+        [=, this](const sorted_kernels<T>& k, int width, sorted_rows l, cudaStream_t s) {
+          k.numeric<<<sorted_blocks(l.count, width, sorted_numeric_rows), sorted_threads, 0, s>>>(
+              p_, l, c_row_ptr, c_col_idx, c_values);
+          SPADE_CHECK_LAUNCH("computing the values of C's short rows (hash_spgemm numeric)");
+        });
+    launch_jobs(jobs, long_path);
   }
 
   // The long-row path for `count` rows bins[first…]: blocks per row by products, then batches of
@@ -1159,7 +1586,7 @@ class product_run {
                           " columns); " + std::to_string(free_bytes) + " bytes are free");
 
     device_buffer<index_t> offsets(static_cast<std::size_t>(count) + 1, ctx_);
-    long_row_blocks<T><<<blocks_for(count), setup_threads, 0, s>>>(
+    long_row_blocks<T><<<blocks_for(count * 32), setup_threads, 0, s>>>(
         p_, bin_rows, first, count, long_products_per_block, offsets.data(),
         numeric ? nullptr : row_nnz);
     SPADE_CHECK_LAUNCH("splitting long rows across blocks (hash_spgemm)");
@@ -1252,6 +1679,7 @@ class product_run {
   std::vector<table_shape> numeric_shapes_;
   int per_entry_ = 1;
   bool identity_ = false;
+
   std::vector<cudaEvent_t> events_;
   std::vector<std::string> names_;
 };
@@ -1273,6 +1701,9 @@ std::string hash_spgemm_report::describe() const {
     }
     if (long_count) out << " (" << batches << " batch(es) of dense accumulators)";
   };
+  out << "; rows sorted in registers (rows per width):";
+  for (std::size_t w = 0; w < sorted_rows.size() && w < sorted_widths.size(); ++w)
+    out << " " << sorted_widths[w] << ":" << sorted_rows[w];
   bins("symbolic", symbolic_bins, symbolic_tables, long_rows[0], long_batches[0]);
   bins("numeric", numeric_bins, numeric_tables, long_rows[1], long_batches[1]);
   for (const auto& [name, ms] : phase_ms)

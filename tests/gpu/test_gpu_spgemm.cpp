@@ -109,6 +109,66 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: edge shapes, empty rows, rectangular o
   }
 }
 
+TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: rows of at most 32 products, sorted in registers", T,
+                   float, double) {
+  if (no_device("the hash_spgemm tests")) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // B: rows 0–99 empty, rows 100–199 of one entry in column 7 (every product of them lands on
+  // one column), rows 200–399 of 1–4 random columns.
+  const index_t n = 400;
+  std::vector<index_t> b_ptr{0}, b_col;
+  std::vector<T> b_val;
+  for (index_t k = 0; k < n; ++k) {
+    const index_t length = k < 100 ? 0 : k < 200 ? 1 : 1 + static_cast<index_t>(rng.next() % 4);
+    std::vector<index_t> cols;
+    if (k >= 100 && k < 200) cols.push_back(7);
+    while (static_cast<index_t>(cols.size()) < length) {
+      const auto c = static_cast<index_t>(rng.next() % n);
+      if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
+    }
+    std::sort(cols.begin(), cols.end());
+    for (const index_t c : cols) {
+      b_col.push_back(c);
+      b_val.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    b_ptr.push_back(static_cast<index_t>(b_col.size()));
+  }
+  const spade::csr<T, cpu> b(n, n, std::move(b_ptr), std::move(b_col), std::move(b_val));
+  // A: 3000 rows of 0–40 entries (products 0 to ~100, so every width and the first table get
+  // rows), some of them mostly over B's empty rows (more entries than products: several chunks
+  // of a group), some only over the one-column rows (up to 32 products summed into one entry).
+  std::vector<index_t> a_ptr{0}, a_col;
+  std::vector<T> a_val;
+  for (index_t i = 0; i < 3000; ++i) {
+    const int kind = static_cast<int>(i % 4);
+    const index_t length = static_cast<index_t>(rng.next() % (kind == 1 ? 80 : 33));
+    std::vector<index_t> cols;
+    while (static_cast<index_t>(cols.size()) < length) {
+      index_t c = static_cast<index_t>(rng.next() % n);
+      if (kind == 1 && cols.size() % 16 != 0) c = static_cast<index_t>(rng.next() % 100);
+      if (kind == 2) c = 100 + static_cast<index_t>(rng.next() % 100);
+      if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
+    }
+    std::sort(cols.begin(), cols.end());
+    for (const index_t c : cols) {
+      a_col.push_back(c);
+      a_val.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    a_ptr.push_back(static_cast<index_t>(a_col.size()));
+  }
+  const spade::csr<T, cpu> a(3000, n, std::move(a_ptr), std::move(a_col), std::move(a_val));
+  spade::device::hash_spgemm_report report;
+  check_product("short rows", run_hash(a, b, T(-1.5), &report), a, b, T(-1.5));
+  CAPTURE(report.describe());
+  REQUIRE(report.sorted_rows.size() == 4u);
+  for (const std::int64_t rows : report.sorted_rows)
+    CHECK(rows > 0);
+  CHECK(report.symbolic_bins.front() > 0);  // and the first table
+}
+
 TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column, long rows", T,
                    float, double) {
   if (no_device("the hash_spgemm tests")) return;

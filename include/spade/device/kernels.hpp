@@ -73,12 +73,15 @@ template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
                            dense<T, gpu, LY>& y, int threads_per_row = 0);
 
-/// What hash_spgemm did (for explain and the benchmark): the products and nnz(C), rows per bin
-/// of each phase with the table size (slots) of each bin — the last bin is the long-row path —
-/// and, when timed, each phase's milliseconds.
+/// What hash_spgemm did (for explain and the benchmark): the products and nnz(C); the rows of at
+/// most 32 products sorted in registers, per group width (rows of at most that many products);
+/// for the other rows, rows per bin of each phase with the table size (slots) of each bin — the
+/// last bin is the long-row path — and, when timed, each phase's milliseconds.
 struct hash_spgemm_report {
   std::int64_t products = 0;
   std::int64_t nnz = 0;
+  std::vector<std::int64_t> sorted_rows;
+  std::vector<int> sorted_widths;
   std::vector<std::int64_t> symbolic_bins;
   std::vector<std::int64_t> numeric_bins;
   std::vector<unsigned> symbolic_tables;
@@ -105,6 +108,7 @@ struct hash_spgemm_report {
 /// `time_phases` also times each phase (with a synchronisation per phase). Numeric rows of at
 /// least `dense_row_min` entries (−1: hash_spgemm_dense_row_min; 0: none beyond those too long
 /// for shared memory) that fill at least 1/64 of C's columns take the dense accumulator too.
+/// Rows of at most 32 products are sorted in registers instead (a thread per product).
 template <scalar T>
 csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
                         hash_spgemm_report* report = nullptr, bool time_phases = false,
