@@ -4,6 +4,12 @@
 #include <spade/spade.hpp>
 #include <type_traits>
 
+// The bundled matrices: CMake passes the source tree's folder, so the example runs from any
+// working directory; compiled by hand, it reads them relative to the repository root.
+#ifndef SPADE_EXAMPLE_DATA
+#define SPADE_EXAMPLE_DATA "tests/data/matrices"
+#endif
+
 // A host matrix or vector, copied to the memory space the run uses.
 template <class Space, class M>
 auto to_space(const M& m) {
@@ -43,9 +49,15 @@ int run(const char* path) {
 }
 
 int main(int argc, char** argv) {
-  const char* path = argc > 1 ? argv[1] : "tests/data/matrices/cage10.mtx.gz";
-  std::string why;
-  if (spade::device_available(&why)) return run<spade::gpu>(path);
-  std::cout << "no GPU (" << why << "): running on the CPU\n";
-  return run<spade::cpu>(path);
+  // A bad file or a failed device call ends the run with its message, not an abort.
+  try {
+    const char* path = argc > 1 ? argv[1] : SPADE_EXAMPLE_DATA "/cage10.mtx.gz";
+    std::string why;
+    if (spade::device_available(&why)) return run<spade::gpu>(path);
+    std::cout << "no GPU (" << why << "): running on the CPU\n";
+    return run<spade::cpu>(path);
+  } catch (const spade::error& e) {
+    std::cerr << "00_quickstart: " << e.what() << "\n";
+    return 1;
+  }
 }

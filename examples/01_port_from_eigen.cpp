@@ -4,6 +4,12 @@
 #include <spade/spade.hpp>
 #include <type_traits>
 
+// The bundled matrices: CMake passes the source tree's folder, so the example runs from any
+// working directory; compiled by hand, it reads them relative to the repository root.
+#ifndef SPADE_EXAMPLE_DATA
+#define SPADE_EXAMPLE_DATA "tests/data/matrices"
+#endif
+
 using sparse_eigen = Eigen::SparseMatrix<double, Eigen::RowMajor>;
 
 template <class Space, class M>
@@ -41,15 +47,21 @@ int run(const sparse_eigen& a_e, const Eigen::MatrixXd& x_e, const Eigen::Matrix
 }
 
 int main(int argc, char** argv) {
-  // The file is read with Spade's Matrix Market reader (it takes .mtx.gz); Eigen gets a copy.
-  const char* path = argc > 1 ? argv[1] : "tests/data/matrices/cage10.mtx.gz";
-  const sparse_eigen a_e = spade::to_eigen(spade::read_matrix_market<double>(path));
-  std::srand(7);  // Eigen's Random() draws from std::rand
-  const Eigen::MatrixXd x_e = Eigen::MatrixXd::Random(a_e.cols(), 16);
-  const Eigen::MatrixXd b_e = Eigen::MatrixXd::Random(a_e.rows(), 16);
+  // A bad file or a failed device call ends the run with its message, not an abort.
+  try {
+    // The file is read with Spade's Matrix Market reader (it takes .mtx.gz); Eigen gets a copy.
+    const char* path = argc > 1 ? argv[1] : SPADE_EXAMPLE_DATA "/cage10.mtx.gz";
+    const sparse_eigen a_e = spade::to_eigen(spade::read_matrix_market<double>(path));
+    std::srand(7);  // Eigen's Random() draws from std::rand
+    const Eigen::MatrixXd x_e = Eigen::MatrixXd::Random(a_e.cols(), 16);
+    const Eigen::MatrixXd b_e = Eigen::MatrixXd::Random(a_e.rows(), 16);
 
-  std::string why;
-  if (spade::device_available(&why)) return run<spade::gpu>(a_e, x_e, b_e);
-  std::cout << "no GPU (" << why << "): running the Spade port on the CPU\n";
-  return run<spade::cpu>(a_e, x_e, b_e);
+    std::string why;
+    if (spade::device_available(&why)) return run<spade::gpu>(a_e, x_e, b_e);
+    std::cout << "no GPU (" << why << "): running the Spade port on the CPU\n";
+    return run<spade::cpu>(a_e, x_e, b_e);
+  } catch (const spade::error& e) {
+    std::cerr << "01_port_from_eigen: " << e.what() << "\n";
+    return 1;
+  }
 }

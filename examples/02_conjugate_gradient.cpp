@@ -5,6 +5,12 @@
 #include <spade/spade.hpp>
 #include <type_traits>
 
+// The bundled matrices: CMake passes the source tree's folder, so the example runs from any
+// working directory; compiled by hand, it reads them relative to the repository root.
+#ifndef SPADE_EXAMPLE_DATA
+#define SPADE_EXAMPLE_DATA "tests/data/matrices"
+#endif
+
 using sparse_eigen = Eigen::SparseMatrix<double, Eigen::RowMajor>;
 constexpr double tolerance = 1e-10;
 
@@ -54,21 +60,27 @@ int run(const sparse_eigen& a_e, const Eigen::VectorXd& b_e, int eigen_iteration
 }
 
 int main(int argc, char** argv) {
-  // bcsstk03: a 112x112 symmetric positive definite stiffness matrix (condition number ~1e6).
-  const char* path = argc > 1 ? argv[1] : "tests/data/matrices/bcsstk03.mtx.gz";
-  const sparse_eigen a_e = spade::to_eigen(spade::read_matrix_market<double>(path));
-  const Eigen::VectorXd b_e = spade::to_eigen(spade::random_vector<double>(a_e.rows(), 3));
+  // A bad file or a failed device call ends the run with its message, not an abort.
+  try {
+    // bcsstk03: a 112x112 symmetric positive definite stiffness matrix (condition number ~1e6).
+    const char* path = argc > 1 ? argv[1] : SPADE_EXAMPLE_DATA "/bcsstk03.mtx.gz";
+    const sparse_eigen a_e = spade::to_eigen(spade::read_matrix_market<double>(path));
+    const Eigen::VectorXd b_e = spade::to_eigen(spade::random_vector<double>(a_e.rows(), 3));
 
-  Eigen::ConjugateGradient<sparse_eigen, Eigen::Lower | Eigen::Upper> eigen_cg(a_e);
-  eigen_cg.setTolerance(tolerance);
-  const Eigen::VectorXd x_e = eigen_cg.solve(b_e);
-  const auto eigen_iterations = static_cast<int>(eigen_cg.iterations());
-  std::cout << "Eigen CG: " << eigen_iterations << " iterations, relative residual "
-            << eigen_cg.error() << " (recomputed " << (b_e - a_e * x_e).norm() / b_e.norm()
-            << ")\n";
+    Eigen::ConjugateGradient<sparse_eigen, Eigen::Lower | Eigen::Upper> eigen_cg(a_e);
+    eigen_cg.setTolerance(tolerance);
+    const Eigen::VectorXd x_e = eigen_cg.solve(b_e);
+    const auto eigen_iterations = static_cast<int>(eigen_cg.iterations());
+    std::cout << "Eigen CG: " << eigen_iterations << " iterations, relative residual "
+              << eigen_cg.error() << " (recomputed " << (b_e - a_e * x_e).norm() / b_e.norm()
+              << ")\n";
 
-  std::string why;
-  if (spade::device_available(&why)) return run<spade::gpu>(a_e, b_e, eigen_iterations);
-  std::cout << "no GPU (" << why << "): running Spade's CG on the CPU\n";
-  return run<spade::cpu>(a_e, b_e, eigen_iterations);
+    std::string why;
+    if (spade::device_available(&why)) return run<spade::gpu>(a_e, b_e, eigen_iterations);
+    std::cout << "no GPU (" << why << "): running Spade's CG on the CPU\n";
+    return run<spade::cpu>(a_e, b_e, eigen_iterations);
+  } catch (const spade::error& e) {
+    std::cerr << "02_conjugate_gradient: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -35,12 +35,18 @@ int run(const spade::csr<float, spade::cpu>& graph) {
 }
 
 int main(int argc, char** argv) {
-  // A graph file if given (e.g. a SNAP graph in Matrix Market form), else an R-MAT graph of
-  // 2^12 nodes with 16 edges each on average and the skewed degrees of real social graphs.
-  const auto graph = argc > 1 ? spade::read_matrix_market<float>(argv[1])
-                              : spade::generate::rmat<float>(12, 16, 42);
-  std::string why;
-  if (spade::device_available(&why)) return run<spade::gpu>(graph);
-  std::cout << "no GPU (" << why << "): running on the CPU\n";
-  return run<spade::cpu>(graph);
+  // A bad file or a failed device call ends the run with its message, not an abort.
+  try {
+    // A graph file if given (e.g. a SNAP graph in Matrix Market form), else an R-MAT graph of
+    // 2^12 nodes with 16 edges each on average and the skewed degrees of real social graphs.
+    const auto graph = argc > 1 ? spade::read_matrix_market<float>(argv[1])
+                                : spade::generate::rmat<float>(12, 16, 42);
+    std::string why;
+    if (spade::device_available(&why)) return run<spade::gpu>(graph);
+    std::cout << "no GPU (" << why << "): running on the CPU\n";
+    return run<spade::cpu>(graph);
+  } catch (const spade::error& e) {
+    std::cerr << "03_gnn_layer: " << e.what() << "\n";
+    return 1;
+  }
 }
