@@ -140,10 +140,12 @@ double max_relative_error(const M& result, const R& reference) {
   }
 }
 
-/// The kernels `--kernel` knows by name.
+/// The kernels `--kernel` knows by name: every kernel a product rule of the planner lists as a
+/// candidate (tests/cpu/test_tool.cpp checks that none is missing).
 using named_kernels =
     std::tuple<kernels::eigen_product, kernels::cublas_gemm, kernels::cusparse_spmm,
                kernels::cusparse_spmv, kernels::cublas_gemv, kernels::cusparse_spgemm,
+               kernels::gcoo_spmm, kernels::gcoo_spmm_paper, kernels::ellr_spmv,
                kernels::hash_spgemm, kernels::tiled_spgemm, kernels::tiled_spgemm_fp16>;
 
 template <class E>
@@ -160,18 +162,21 @@ using evaluator = decltype(eval(std::declval<const E&>())) (*)(const E&);
 
 /// What `--kernel name` asks for: eval(e) for an empty name, eval<K>(e) for the kernel K of
 /// that name when plan_of<E> lists K (checked at compile time for every K). Otherwise throws
-/// usage_error naming the candidates.
+/// usage_error naming the candidates (E's operands on the cpu: the tool found no GPU, and a
+/// GPU kernel gets a message that says so).
 template <class E>
 evaluator<E> evaluator_for(const std::string& name) {
   if (name.empty()) return [](const E& e) { return eval(e); };
   evaluator<E> chosen = nullptr;
   bool is_known = false;
+  bool is_gpu_kernel = false;
   std::string known;
   std::apply(
       [&](auto... tags) {
         const auto consider = [&]<class K>(K) {
           known += (known.empty() ? "" : ", ") + std::string(K::name);
           is_known = is_known || name == K::name;
+          if (name == K::name) is_gpu_kernel = std::is_same_v<typename K::space, gpu>;
           if constexpr (plan_of<E>::template has_kernel<K>)
             if (name == K::name) chosen = [](const E& e) { return eval<K>(e); };
         };
@@ -184,6 +189,10 @@ evaluator<E> evaluator_for(const std::string& name) {
   if (!is_known)
     throw usage_error("unknown kernel '" + name + "' (known: " + known + "); candidates for " +
                       what + ": " + candidate_names<E>());
+  if (is_gpu_kernel && std::is_same_v<typename expr::result_t<E>::space_type, cpu>)
+    throw usage_error("kernel '" + name + "' runs on the GPU and there is no GPU here, so " +
+                      std::string(plan_of<E>::rule::name) +
+                      " runs on the cpu; candidates: " + candidate_names<E>());
   throw usage_error("kernel '" + name + "' cannot compute " + what +
                     "; candidates: " + candidate_names<E>());
 }
@@ -203,6 +212,10 @@ auto to_space(const M& m) {
   else
     return m;
 }
+
+/// What --check reports on the cpu instead of comparing the result with itself.
+inline constexpr const char* cpu_check_skipped =
+    "skipped \u2014 on the CPU the product runs on Eigen, which is also the reference";
 
 /// Plans, runs (one warm-up, then `repeat` timed runs) and reports a_host · b_host in Space.
 template <class Space, class A, class B>
@@ -241,10 +254,15 @@ int time_product(const A& a_host, const B& b_host, double flop, const std::strin
   if constexpr (sparse_matrix<decltype(result)>) shape += ", nnz " + std::to_string(result.nnz());
   r.add("result", shape);
   r.add("runs", std::to_string(o.repeat) + " timed after 1 warm-up");
-  r.add("time median", fixed(median * 1e3, 4) + " ms");
+  r.add("time median", duration_text(median));
   r.add("flop", general(flop, 6) + " (" + flop_rule + ")");
   r.add("GFLOP/s", median > 0 ? fixed(flop / median * 1e-9, 3) : std::string("-"));
-  if (o.check) r.add("max relative error", general(max_relative_error(result, reference(e)), 3));
+  if (o.check) {
+    if constexpr (std::is_same_v<Space, cpu>)
+      r.add("check", cpu_check_skipped);
+    else
+      r.add("max relative error", general(max_relative_error(result, reference(e)), 3));
+  }
   r.print(out);
   return 0;
 }

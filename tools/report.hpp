@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -42,6 +43,22 @@ inline std::string general(double value, int digits = 4) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
+}
+
+/// A duration with at least 3 significant digits in the unit that keeps it in [1, 1000):
+/// "412 ns", "41.2 µs", "4.12 ms", "1.50 s" (and "1234 s" beyond).
+inline std::string duration_text(double seconds) {
+  static constexpr struct {
+    double scale;
+    const char* unit;
+  } units[] = {{1e-9, "ns"}, {1e-6, "\u00b5s"}, {1e-3, "ms"}, {1, "s"}};
+  std::size_t k = 0;
+  while (k + 1 < std::size(units) && seconds >= units[k + 1].scale)
+    ++k;
+  const double value = seconds / units[k].scale;
+  // Decimals for 3 significant digits; a value that rounds up to 1000 keeps no decimals.
+  const int decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2;
+  return fixed(value, decimals) + " " + units[k].unit;
 }
 
 }  // namespace spade::tool

@@ -9,10 +9,14 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <spade/spade.hpp>
 
 #include "../../tools/matrix_summary.hpp"
+#include "../../tools/multiply.hpp"
 #include "test_support.hpp"
 
 #ifndef SPADE_TOOL_PATH
@@ -74,6 +78,38 @@ std::map<std::string, std::string> fields_of(const std::string& text) {
 
 std::filesystem::path temp_file(const std::string& name) {
   return std::filesystem::temp_directory_path() / ("spade_test_tool_" + name);
+}
+
+// What --check reports: the max relative error on the GPU (below `tolerance`); on the CPU, where
+// the product and the reference are both Eigen, a line saying the check was skipped and why.
+void check_reported(std::map<std::string, std::string>& fields, double tolerance) {
+  if (spade::device_available()) {
+    CHECK(fields.count("check") == 0);
+    REQUIRE(fields.count("max relative error") == 1);
+    CHECK(std::stod(fields["max relative error"]) < tolerance);
+  } else {
+    CHECK(fields.count("max relative error") == 0);
+    CHECK(fields["check"] ==
+          "skipped \u2014 on the CPU the product runs on Eigen, which is also the reference");
+  }
+}
+
+// "5.63 µs": a number of at least 3 significant digits, a space, ns, µs, ms or s.
+void check_time_text(const std::string& text) {
+  CAPTURE(text);
+  const std::size_t space = text.find(' ');
+  REQUIRE(space != std::string::npos);
+  const std::string number = text.substr(0, space);
+  const std::string unit = text.substr(space + 1);
+  CHECK((unit == "ns" || unit == "\u00b5s" || unit == "ms" || unit == "s"));
+  REQUIRE(number.find_first_not_of("0123456789.") == std::string::npos);
+  std::string digits;
+  for (const char c : number)
+    if (c != '.') digits += c;
+  const std::size_t first = digits.find_first_not_of('0');
+  CHECK(first != std::string::npos);
+  if (first != std::string::npos) CHECK(digits.size() - first >= 3);
+  CHECK(std::stod(number) > 0);
 }
 
 }  // namespace
@@ -190,10 +226,10 @@ TEST_CASE("spade multiply: sparse x dense with --check and --explain") {
   CHECK(fields["device"].starts_with(spade::device_available() ? "gpu" : "cpu (no GPU: "));
   CHECK(fields["flop"] == std::to_string(2 * 640 * 8) + " (2 * nnz(A) * N)");
   CHECK(fields["runs"] == "5 timed after 1 warm-up");
-  CHECK(fields.count("time median") == 1);
+  REQUIRE(fields.count("time median") == 1);
+  check_time_text(fields["time median"]);
   CHECK(fields.count("GFLOP/s") == 1);
-  REQUIRE(fields.count("max relative error") == 1);
-  CHECK(std::stod(fields["max relative error"]) < 1e-12);
+  check_reported(fields, 1e-12);
 }
 
 TEST_CASE("spade multiply: sparse x vector, in float, without --check") {
@@ -208,12 +244,14 @@ TEST_CASE("spade multiply: sparse x vector, in float, without --check") {
   CHECK(fields["flop"] == "1280 (2 * nnz(A))");
   CHECK(fields["runs"] == "3 timed after 1 warm-up");
   CHECK(fields.count("max relative error") == 0);
+  CHECK(fields.count("check") == 0);
+  check_time_text(fields["time median"]);
 
   run = run_tool("multiply " + quoted(file) + " --vector --float --check");
   REQUIRE(run.exit_code == 0);
   fields = fields_of(run.text);
   CHECK(fields["scalar"] == "float");
-  CHECK(std::stod(fields["max relative error"]) < 1e-5);
+  check_reported(fields, 1e-5);
 }
 
 TEST_CASE("spade multiply: sparse x sparse counts products on the host") {
@@ -232,7 +270,7 @@ TEST_CASE("spade multiply: sparse x sparse counts products on the host") {
   CHECK(fields["flop"] ==
         std::to_string(2 * products) + " (2 * " + std::to_string(products) + " products)");
   CHECK(fields["result"] == "112x112, nnz " + std::to_string(square.nonZeros()));
-  CHECK(std::stod(fields["max relative error"]) < 1e-12);
+  check_reported(fields, 1e-12);
 }
 
 TEST_CASE("spade multiply: --kernel forces a candidate and rejects the others") {
@@ -260,6 +298,41 @@ TEST_CASE("spade multiply: --kernel forces a candidate and rejects the others") 
   CHECK(run.text.find(gpu ? "cusparse_spmv" : "eigen_product") != std::string::npos);
 }
 
+// Spade's own GPU kernels (gcoo_spmm, the paper's baseline, ellr_spmv) are known by name: they
+// run where there is a GPU; without one the message says so and names the cpu candidates.
+TEST_CASE("spade multiply: --kernel takes Spade's GPU kernels") {
+  const auto file = spade::testing::data_dir() / "matrices" / "bcsstk03.mtx.gz";
+  const bool gpu = spade::device_available();
+  for (const auto& [kernel, operand] :
+       {std::pair<std::string, std::string>{"gcoo_spmm", "--dense 4"},
+        {"gcoo_spmm_paper", "--dense 4"},
+        {"ellr_spmv", "--dense 4"},
+        {"ellr_spmv", "--vector"}}) {
+    CAPTURE(kernel);
+    CAPTURE(operand);
+    const std::string arguments =
+        "multiply " + quoted(file) + " " + operand + " --kernel " + kernel + " --check";
+    if (gpu) {
+      const outcome run = run_tool(arguments);
+      CAPTURE(run.text);
+      REQUIRE(run.exit_code == 0);
+      auto fields = fields_of(run.text);
+      CHECK(fields["kernel"] == kernel + " (forced)");
+      check_reported(fields, 1e-12);
+    } else {
+      const outcome run = run_tool(arguments, "2>&1 >/dev/null");
+      CAPTURE(run.text);
+      CHECK(run.exit_code == 1);
+      CHECK(run.text.find("unknown kernel") == std::string::npos);
+      CHECK(run.text.find("kernel '" + kernel + "' runs on the GPU and there is no GPU here") !=
+            std::string::npos);
+      const std::string rule = operand == "--vector" ? "sparse x vector" : "sparse x dense";
+      CHECK(run.text.find(rule + " runs on the cpu; candidates: eigen_product") !=
+            std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("spade multiply: bad input exits 1 with a message on stderr") {
   const auto missing = temp_file("missing_multiply.mtx");
   std::filesystem::remove(missing);
@@ -285,6 +358,61 @@ TEST_CASE("spade multiply: bad input exits 1 with a message on stderr") {
 }
 
 #endif
+
+namespace {
+
+// Every kernel the planner lists for a product the tool builds (A csr, B dense, vector or csr,
+// in Space) is one `--kernel` accepts: evaluator_for finds it (throws usage_error if not).
+template <class A, class B>
+void every_candidate_is_accepted() {
+  using E = std::remove_cvref_t<decltype(std::declval<const A&>() * std::declval<const B&>())>;
+  std::vector<std::string> names;
+  [&]<class... Cs>(spade::plan::candidates<Cs...>) {
+    (names.emplace_back(Cs::kernel::name), ...);
+  }(typename spade::plan_of<E>::candidates{});
+  REQUIRE(!names.empty());
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    spade::tool::evaluator<E> chosen = nullptr;
+    CHECK_NOTHROW(chosen = spade::tool::evaluator_for<E>(name));
+    const bool found = chosen != nullptr;
+    CHECK(found);
+  }
+}
+
+template <class Space, class T>
+void tool_products_accept_their_candidates() {
+  using spade::tool::to_space;
+  using A = decltype(to_space<Space>(std::declval<const spade::csr<T, spade::cpu>&>()));
+  using D = decltype(to_space<Space>(spade::random_dense<T>(1, 1, 1)));
+  using V = decltype(to_space<Space>(spade::random_vector<T>(1, 1)));
+  every_candidate_is_accepted<A, D>();
+  every_candidate_is_accepted<A, V>();
+  every_candidate_is_accepted<A, A>();
+}
+
+}  // namespace
+
+TEST_CASE("spade multiply --kernel knows every candidate of the planner") {
+  tool_products_accept_their_candidates<spade::gpu, double>();
+  tool_products_accept_their_candidates<spade::gpu, float>();
+  tool_products_accept_their_candidates<spade::cpu, double>();
+  tool_products_accept_their_candidates<spade::cpu, float>();
+}
+
+TEST_CASE("spade multiply prints times with 3 significant digits") {
+  using spade::tool::duration_text;
+  CHECK(duration_text(4.0e-7) == "400 ns");
+  CHECK(duration_text(4.123e-7) == "412 ns");
+  CHECK(duration_text(4.0e-6) == "4.00 \u00b5s");
+  CHECK(duration_text(4.123e-4) == "412 \u00b5s");
+  CHECK(duration_text(5.63e-6) == "5.63 \u00b5s");
+  CHECK(duration_text(1.0e-3) == "1.00 ms");
+  CHECK(duration_text(0.0123456) == "12.3 ms");
+  CHECK(duration_text(0.99996) == "1000 ms");
+  CHECK(duration_text(2.5) == "2.50 s");
+  CHECK(duration_text(1234.5) == "1234 s");
+}
 
 // A header may claim a shape whose dense size passes 2^64 bytes: the sizes must not wrap.
 TEST_CASE("spade info's byte counts do not wrap on absurd shapes") {
