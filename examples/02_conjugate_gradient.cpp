@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
     // bcsstk03: a 112x112 symmetric positive definite stiffness matrix (condition number ~1e6).
     const char* path = argc > 1 ? argv[1] : SPADE_EXAMPLE_DATA "/bcsstk03.mtx.gz";
     const sparse_eigen a_e = spade::to_eigen(spade::read_matrix_market<double>(path));
-    const Eigen::VectorXd b_e = spade::to_eigen(spade::random_vector<double>(a_e.rows(), 3));
+    const Eigen::VectorXd b_e =
+        spade::to_eigen(spade::random_vector<double>(static_cast<spade::index_t>(a_e.rows()), 3));
 
     Eigen::ConjugateGradient<sparse_eigen, Eigen::Lower | Eigen::Upper> eigen_cg(a_e);
     eigen_cg.setTolerance(tolerance);

@@ -323,25 +323,27 @@ tiled<T, cpu> csr_to_tiled(const csr<T, cpu>& a) {
   const index_t bands = (a.rows() + tile_extent - 1) / tile_extent;
   for (index_t band = 0; band < bands; ++band) {
     const index_t first_row = band * tile_extent;
-    const int band_rows = static_cast<int>(std::min<index_t>(tile_extent, a.rows() - first_row));
-    for (int r = 0; r < band_rows; ++r) {
-      next[r] = row_ptr[static_cast<std::size_t>(first_row + r)];
-      end[r] = row_ptr[static_cast<std::size_t>(first_row + r) + 1];
+    const auto band_rows =
+        static_cast<std::size_t>(std::min<index_t>(tile_extent, a.rows() - first_row));
+    for (std::size_t r = 0; r < band_rows; ++r) {
+      next[r] = row_ptr[static_cast<std::size_t>(first_row) + r];
+      end[r] = row_ptr[static_cast<std::size_t>(first_row) + r + 1];
     }
     while (true) {
       index_t column_tile = -1;
-      for (int r = 0; r < band_rows; ++r)
+      for (std::size_t r = 0; r < band_rows; ++r)
         if (next[r] < end[r]) {
           const index_t t = col_idx[static_cast<std::size_t>(next[r])] / tile_extent;
           if (column_tile < 0 || t < column_tile) column_tile = t;
         }
       if (column_tile < 0) break;
       std::uint64_t bits = 0;
-      for (int r = 0; r < band_rows; ++r)
+      for (std::size_t r = 0; r < band_rows; ++r)
         for (; next[r] < end[r]; ++next[r]) {
           const index_t c = col_idx[static_cast<std::size_t>(next[r])];
           if (c / tile_extent != column_tile) break;
-          bits |= std::uint64_t{1} << tile_bit(r, static_cast<int>(c % tile_extent));
+          bits |= std::uint64_t{1}
+                  << tile_bit(static_cast<int>(r), static_cast<int>(c % tile_extent));
           values.push_back(a.values()[static_cast<std::size_t>(next[r])]);
         }
       tile_row.push_back(band);

@@ -67,7 +67,8 @@ inline void check_csr_structure(index_t rows, index_t cols, const std::vector<in
 inline void check_csr_sorted(const std::vector<index_t>& row_ptr,
                              const std::vector<index_t>& col_idx) {
   for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i)
-    for (index_t k = row_ptr[i] + 1; k < row_ptr[i + 1]; ++k)
+    for (auto k = static_cast<std::size_t>(row_ptr[i]) + 1;
+         k < static_cast<std::size_t>(row_ptr[i + 1]); ++k)
       if (col_idx[k] <= col_idx[k - 1])
         throw invalid_matrix(
             "csr: row " + std::to_string(i) + " has " +
@@ -80,9 +81,16 @@ inline void check_csr_sorted(const std::vector<index_t>& row_ptr,
 /// True when every row's columns are strictly increasing.
 inline bool rows_sorted(const std::vector<index_t>& row_ptr, const std::vector<index_t>& col_idx) {
   for (std::size_t i = 0; i + 1 < row_ptr.size(); ++i)
-    for (index_t k = row_ptr[i] + 1; k < row_ptr[i + 1]; ++k)
+    for (auto k = static_cast<std::size_t>(row_ptr[i]) + 1;
+         k < static_cast<std::size_t>(row_ptr[i + 1]); ++k)
       if (col_idx[k] <= col_idx[k - 1]) return false;
   return true;
+}
+
+/// v[k] for an index k already checked to be in range.
+template <class V>
+decltype(auto) at(V& v, index_t k) {
+  return v[static_cast<std::size_t>(k)];
 }
 
 /// Sorts each row by column (stable, so duplicates are summed in input order) and sums
@@ -100,15 +108,15 @@ void sort_and_sum_rows(std::vector<index_t>& row_ptr, std::vector<index_t>& col_
     order.resize(static_cast<std::size_t>(row_end - row_begin));
     std::iota(order.begin(), order.end(), row_begin);
     std::stable_sort(order.begin(), order.end(),
-                     [&](index_t a, index_t b) { return col_idx[a] < col_idx[b]; });
+                     [&](index_t a, index_t b) { return at(col_idx, a) < at(col_idx, b); });
     sorted_cols.clear();
     sorted_values.clear();
     for (index_t k : order) {
-      if (!sorted_cols.empty() && sorted_cols.back() == col_idx[k]) {
-        sorted_values.back() += values[k];
+      if (!sorted_cols.empty() && sorted_cols.back() == at(col_idx, k)) {
+        sorted_values.back() += at(values, k);
       } else {
-        sorted_cols.push_back(col_idx[k]);
-        sorted_values.push_back(values[k]);
+        sorted_cols.push_back(at(col_idx, k));
+        sorted_values.push_back(at(values, k));
       }
     }
     row_ptr[i] = write;

@@ -99,7 +99,7 @@ inline void sample_sorted_distinct(xoshiro256& rng, std::uint64_t universe, std:
     for (std::uint64_t i = have; i < draw; ++i)
       picked.push_back(rng.below(universe));
     if (have == 0) {
-      radix_sort<char>(picked, nullptr, std::bit_width(universe - 1));
+      radix_sort<char>(picked, nullptr, static_cast<int>(std::bit_width(universe - 1)));
     } else {
       const auto middle = picked.begin() + static_cast<std::ptrdiff_t>(have);
       std::sort(middle, picked.end());

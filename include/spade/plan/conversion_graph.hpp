@@ -69,12 +69,13 @@ inline constexpr std::array<std::array<int, format_node_count>, format_node_coun
 /// next_hop[a][b]: the first node after a on a cheapest path from a to b (Floyd–Warshall).
 inline constexpr auto next_hop = [] {
   std::array<std::array<int, format_node_count>, format_node_count> dist = edge_cost, next{};
-  for (int a = 0; a < format_node_count; ++a)
-    for (int b = 0; b < format_node_count; ++b)
-      next[a][b] = dist[a][b] < none ? b : -1;
-  for (int via = 0; via < format_node_count; ++via)
-    for (int a = 0; a < format_node_count; ++a)
-      for (int b = 0; b < format_node_count; ++b)
+  constexpr auto nodes = static_cast<std::size_t>(format_node_count);
+  for (std::size_t a = 0; a < nodes; ++a)
+    for (std::size_t b = 0; b < nodes; ++b)
+      next[a][b] = dist[a][b] < none ? static_cast<int>(b) : -1;
+  for (std::size_t via = 0; via < nodes; ++via)
+    for (std::size_t a = 0; a < nodes; ++a)
+      for (std::size_t b = 0; b < nodes; ++b)
         if (dist[a][via] + dist[via][b] < dist[a][b]) {
           dist[a][b] = dist[a][via] + dist[via][b];
           next[a][b] = next[a][via];

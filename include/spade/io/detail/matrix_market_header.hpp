@@ -26,8 +26,8 @@ enum char_class : unsigned char { token_char = 0, blank_char = 1, newline_char =
 
 inline constexpr std::array<unsigned char, 256> char_classes = [] {
   std::array<unsigned char, 256> classes{};
-  for (unsigned char c : {' ', '\t', '\r', '\v', '\f'})
-    classes[c] = blank_char;
+  for (const char c : {' ', '\t', '\r', '\v', '\f'})
+    classes[static_cast<unsigned char>(c)] = blank_char;
   classes['\n'] = newline_char;
   return classes;
 }();
