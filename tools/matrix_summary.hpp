@@ -5,13 +5,15 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include <spade/spade.hpp>
 
 namespace spade::tool {
 
-/// Facts about one csr matrix, computed in O(rows + cols + nnz) time and memory.
+/// Facts about one matrix; summarize(csr) computes them in O(rows + cols + nnz) time and
+/// memory, summarize_entries in O(nnz log nnz) time and O(nnz) memory.
 struct matrix_summary {
   index_t rows = 0;
   index_t cols = 0;
@@ -112,6 +114,100 @@ matrix_summary summarize(const csr<T, cpu>& a) {
       }
     }
   }
+  return s;
+}
+
+/// One entry of a matrix given as a list, for summarize_entries.
+template <class T>
+struct summary_entry {
+  index_t row;
+  index_t col;
+  T value;
+};
+
+/// The same facts as summarize(csr) for the matrix whose entries are `entries` (in file order;
+/// repeated positions are summed in that order, as the reader does), without any per-row or
+/// per-column array: O(nnz log nnz) time and O(nnz) memory, whatever rows and cols claim.
+template <class T>
+matrix_summary summarize_entries(index_t rows, index_t cols,
+                                 std::vector<summary_entry<T>> entries) {
+  auto by_position = [](const summary_entry<T>& a, const summary_entry<T>& b) {
+    return std::tie(a.row, a.col) < std::tie(b.row, b.col);
+  };
+  std::stable_sort(entries.begin(), entries.end(), by_position);
+  std::size_t write = 0;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    if (write > 0 && entries[write - 1].row == entries[k].row &&
+        entries[write - 1].col == entries[k].col)
+      entries[write - 1].value += entries[k].value;
+    else
+      entries[write++] = entries[k];
+  }
+  entries.resize(write);
+
+  matrix_summary s;
+  s.rows = rows;
+  s.cols = cols;
+  s.nnz = entries.size();
+  s.square = rows == cols;
+  const double cells = static_cast<double>(rows) * static_cast<double>(cols);
+  s.density = cells > 0 ? static_cast<double>(s.nnz) / cells : 0.0;
+
+  double sum_sq = 0;
+  std::uint64_t nonempty_rows = 0;
+  index_t shortest = cols;
+  for (std::size_t begin = 0; begin < entries.size();) {
+    std::size_t end = begin;
+    while (end < entries.size() && entries[end].row == entries[begin].row)
+      ++end;
+    const auto length = static_cast<index_t>(end - begin);
+    ++nonempty_rows;
+    shortest = std::min(shortest, length);
+    s.row_max = std::max(s.row_max, length);
+    sum_sq += static_cast<double>(length) * length;
+    begin = end;
+  }
+  for (const auto& e : entries) {
+    s.lower_bandwidth = std::max(s.lower_bandwidth, e.row - e.col);
+    s.upper_bandwidth = std::max(s.upper_bandwidth, e.col - e.row);
+  }
+  s.bandwidth = std::max(s.lower_bandwidth, s.upper_bandwidth);
+  s.empty_rows = static_cast<index_t>(static_cast<std::uint64_t>(rows) - nonempty_rows);
+  s.row_min = rows == 0 || s.empty_rows > 0 ? 0 : shortest;
+  if (rows > 0) {
+    s.row_mean = static_cast<double>(s.nnz) / rows;
+    s.row_stddev = std::sqrt(std::max(0.0, sum_sq / rows - s.row_mean * s.row_mean));
+  }
+
+  if (s.square) {
+    std::vector<summary_entry<T>> transposed(entries.size());
+    for (std::size_t k = 0; k < entries.size(); ++k)
+      transposed[k] = {entries[k].col, entries[k].row, entries[k].value};
+    std::sort(transposed.begin(), transposed.end(), by_position);
+    s.pattern_symmetric = true;
+    for (std::size_t k = 0; k < entries.size() && s.pattern_symmetric; ++k)
+      s.pattern_symmetric =
+          transposed[k].row == entries[k].row && transposed[k].col == entries[k].col;
+    if (s.pattern_symmetric) {
+      s.value_symmetric = true;
+      s.skew_symmetric = true;
+      for (std::size_t k = 0; k < entries.size(); ++k) {
+        s.value_symmetric = s.value_symmetric && transposed[k].value == entries[k].value;
+        s.skew_symmetric = s.skew_symmetric && transposed[k].value == -entries[k].value;
+      }
+    }
+  }
+
+  const auto tile_rows = (static_cast<std::uint64_t>(rows) + tile_edge - 1) / tile_edge;
+  const auto tile_cols = (static_cast<std::uint64_t>(cols) + tile_edge - 1) / tile_edge;
+  s.tiles = tile_rows * tile_cols;
+  std::vector<std::uint64_t> keys(entries.size());
+  for (std::size_t k = 0; k < entries.size(); ++k)
+    keys[k] = static_cast<std::uint64_t>(entries[k].row / tile_edge) * tile_cols +
+              static_cast<std::uint64_t>(entries[k].col / tile_edge);
+  std::sort(keys.begin(), keys.end());
+  s.nonempty_tiles =
+      static_cast<std::uint64_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
   return s;
 }
 

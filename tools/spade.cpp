@@ -74,15 +74,30 @@ std::string yes_no(bool value) {
 }
 
 void report_file(const std::filesystem::path& path) {
-  spade::matrix_market_info info;
-  const auto a = spade::tool::load_matrix<double>(path, &info);
-  const spade::tool::matrix_summary s = spade::tool::summarize(a);
+  auto loaded = spade::tool::load_entries(path);
+  const spade::matrix_market_info& info = loaded.info;
+  spade::tool::matrix_summary s;
+  if (loaded.has_csr) {
+    s = spade::tool::summarize(loaded.a);
+  } else {
+    // A shape far larger than the entries: no per-row arrays (see per_row_arrays_fit).
+    std::vector<spade::tool::summary_entry<double>> entries;
+    entries.reserve(loaded.expanded_entries);
+    spade::detail::mm::for_each_entry(loaded.h, loaded.chunks, [&](auto i, auto j, double v) {
+      entries.push_back({i, j, v});
+    });
+    loaded.chunks.clear();
+    s = spade::tool::summarize_entries(info.rows, info.cols, std::move(entries));
+  }
+  const std::uint64_t summed = loaded.expanded_entries - s.nnz;
 
   report r;
   r.add("file", path.string());
   r.add("rows", s.rows);
   r.add("cols", s.cols);
-  r.add("nnz", s.nnz);
+  r.add("nnz", summed == 0 ? std::to_string(s.nnz)
+                           : std::to_string(s.nnz) + " (" + std::to_string(summed) +
+                                 " duplicate entries summed)");
   r.add("stored entries", info.stored_entries);
   r.add("format", info.format);
   r.add("field", info.field);

@@ -428,3 +428,88 @@ TEST_CASE("spade info's byte counts do not wrap on absurd shapes") {
   const auto f = spade::tool::bytes_of(s, sizeof(float));
   CHECK(f.dense == doctest::Approx(1.6e19));  // 16000000000000000000 wrapped to garbage before
 }
+
+#ifdef SPADE_TOOL_PATH
+// 2e9 × 2e9 with one entry: per-row arrays would take ~48 GB; the entries path takes none.
+TEST_CASE("spade info summarizes an absurd shape with few entries from its entries") {
+  const auto path = temp_file("absurd.mtx");
+  std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n"
+                         "2000000000 2000000000 1\n2000000000 5 3.5\n";
+  const outcome run = run_tool("info " + quoted(path));
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  auto fields = fields_of(run.text);
+  CHECK(fields["rows"] == "2000000000");
+  CHECK(fields["nnz"] == "1");
+  CHECK(fields["empty rows"] == "1999999999");
+  CHECK(fields["row length min"] == "0");
+  CHECK(fields["row length max"] == "1");
+  CHECK(fields["bandwidth lower"] == "1999999995");
+  CHECK(fields["bandwidth upper"] == "0");
+  CHECK(fields["tiles 8x8 non-empty"].starts_with("1 of 62500000000000000"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("spade info says when duplicate entries were summed") {
+  // Symmetric: (2,1) twice and (1,2) once all land on (2,1) and (1,2) after expansion:
+  // 7 expanded entries, 3 positions, 4 summed away.
+  const auto dup = temp_file("duplicates.mtx");
+  std::ofstream(dup) << "%%MatrixMarket matrix coordinate real symmetric\n4 4 4\n"
+                        "1 1 1\n2 1 2\n1 2 3\n2 1 4\n";
+  auto fields = fields_of(run_tool("info " + quoted(dup)).text);
+  CHECK(fields["nnz"] == "3 (4 duplicate entries summed)");
+  CHECK(fields["stored entries"] == "4");
+  CHECK(fields["value symmetric"] == "yes");
+
+  const auto plain = temp_file("no_duplicates.mtx");
+  std::ofstream(plain) << "%%MatrixMarket matrix coordinate real general\n4 4 3\n"
+                          "1 1 1\n2 1 2\n1 2 3\n";
+  const outcome run = run_tool("info " + quoted(plain));
+  CHECK(run.text.find("summed") == std::string::npos);
+  fields = fields_of(run.text);
+  CHECK(fields["nnz"] == "3");
+  CHECK(fields["stored entries"] == "3");
+  std::filesystem::remove(dup);
+  std::filesystem::remove(plain);
+}
+#endif
+
+namespace {
+void check_same_summary(const spade::csr<double, spade::cpu>& a) {
+  std::vector<spade::tool::summary_entry<double>> entries;
+  for (spade::index_t i = 0; i < a.rows(); ++i)
+    for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      entries.push_back({i, a.col_idx()[k], a.values()[k]});
+  // A repeated position summed away must not change anything: split the first entry in two.
+  if (!entries.empty()) {
+    auto half = entries.front();
+    half.value /= 2;
+    entries.front().value -= half.value;
+    entries.push_back(half);
+  }
+  const auto x = spade::tool::summarize(a);
+  const auto y = spade::tool::summarize_entries(a.rows(), a.cols(), entries);
+  CHECK(x.nnz == y.nnz);
+  CHECK(x.pattern_symmetric == y.pattern_symmetric);
+  CHECK(x.value_symmetric == y.value_symmetric);
+  CHECK(x.skew_symmetric == y.skew_symmetric);
+  CHECK(x.row_min == y.row_min);
+  CHECK(x.row_max == y.row_max);
+  CHECK(x.row_mean == doctest::Approx(y.row_mean));
+  CHECK(x.row_stddev == doctest::Approx(y.row_stddev));
+  CHECK(x.empty_rows == y.empty_rows);
+  CHECK(x.bandwidth == y.bandwidth);
+  CHECK(x.lower_bandwidth == y.lower_bandwidth);
+  CHECK(x.upper_bandwidth == y.upper_bandwidth);
+  CHECK(x.tiles == y.tiles);
+  CHECK(x.nonempty_tiles == y.nonempty_tiles);
+}
+}  // namespace
+
+TEST_CASE("summarize_entries agrees with summarize on csr matrices") {
+  check_same_summary(spade::generate::stencil7<double>(3, 3, 3));
+  check_same_summary(spade::generate::banded<double>(20, 2, 3, 1));
+  check_same_summary(spade::random_sparse<double>(20, 30, 0.2, 1));
+  check_same_summary(spade::random_sparse<double>(50, 40, 0.05, 2));
+  CHECK(spade::tool::summarize_entries<double>(5, 5, {}).empty_rows == 5);
+}
