@@ -99,26 +99,7 @@ inline loaded_entries load_entries(const std::filesystem::path& path) {
   }
 
   // Errors exactly as mm::parse_text reports them.
-  std::size_t line = h.size_line + 1;
-  std::uint64_t before = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const mm::chunk<T>& c = chunks[k];
-    if (before + c.entries > h.entries || (c.failed && before + c.entries == h.entries)) {
-      mm::chunk<T> again;
-      mm::parse_chunk(h, part(k), 0, h.entries - before, again);
-      throw io_error(name, line + again.error_newlines, again.error);
-    }
-    if (c.failed) throw io_error(name, line + c.error_newlines, c.error);
-    before += c.entries;
-    line += c.newlines;
-  }
-  if (before < h.entries) {
-    const bool partial_last_line = !data.empty() && data.back() != '\n';
-    throw io_error(name, line + (partial_last_line ? 1 : 0),
-                   "file ends after " + std::to_string(before) + " of the " +
-                       std::to_string(h.entries) + " entries declared by the size line (line " +
-                       std::to_string(h.size_line) + "): truncated?");
-  }
+  mm::throw_first_error(h, chunks, data, part, name);
   mm::for_each_entry(h, chunks, [&](index_t, index_t, T) { ++out.expanded_entries; });
   const std::uint64_t max_entries = std::numeric_limits<index_t>::max();
   if (out.expanded_entries > max_entries)

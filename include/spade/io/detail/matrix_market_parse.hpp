@@ -253,29 +253,15 @@ csr<T, cpu> assemble(const header& h, const std::vector<chunk<T>>& chunks, const
                      std::move(values));
 }
 
-/// Parses a whole Matrix Market text split into `chunk_count` newline-aligned chunks, parsed
-/// in parallel. Every error is an io_error naming the 1-based line of the earliest problem,
-/// whatever the chunk count. The header is stored in `*out_header` when given. `max_entries`
-/// (the index type's limit; tests lower it) bounds the entries after symmetric expansion.
-template <class T>
-csr<T, cpu> parse_text(std::string_view text, const std::string& name, std::size_t chunk_count,
-                       header* out_header = nullptr,
-                       std::uint64_t max_entries = std::numeric_limits<index_t>::max()) {
-  const header h = parse_header(text, name);
-  if (out_header) *out_header = h;
-  const std::string_view data = text.substr(h.data_offset);
-  const auto bounds = split_at_newlines(data, std::max<std::size_t>(chunk_count, 1));
-  const std::size_t n = bounds.size() - 1;
-  auto part = [&](std::size_t k) { return data.substr(bounds[k], bounds[k + 1] - bounds[k]); };
-
-  std::vector<chunk<T>> chunks(n);
-  const bool parallel = data.size() >= min_parallel_bytes;
-  run_tasks(n, parallel,
-            [&](std::size_t k) { parse_chunk(h, part(k), data.size(), h.entries, chunks[k]); });
-
+/// Throws the io_error of the earliest problem among parsed chunks (`part(k)` is chunk k's text
+/// in `data`), naming its 1-based line: a chunk's own error, an entry past the declared count,
+/// or a text that ends before the declared count.
+template <class T, class Part>
+void throw_first_error(const header& h, const std::vector<chunk<T>>& chunks, std::string_view data,
+                       Part&& part, const std::string& name) {
   std::size_t line = h.size_line + 1;  // first line of chunk k
   std::uint64_t before = 0;            // entries in the chunks before k
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
     const chunk<T>& c = chunks[k];
     if (before + c.entries > h.entries || (c.failed && before + c.entries == h.entries)) {
       // The first undeclared entry lies in this chunk, at or ahead of any error it reported
@@ -296,6 +282,29 @@ csr<T, cpu> parse_text(std::string_view text, const std::string& name, std::size
                        std::to_string(h.entries) + " entries declared by the size line (line " +
                        std::to_string(h.size_line) + "): truncated?");
   }
+}
+
+/// Parses a whole Matrix Market text split into `chunk_count` newline-aligned chunks, parsed
+/// in parallel. Every error is an io_error naming the 1-based line of the earliest problem,
+/// whatever the chunk count. The header is stored in `*out_header` when given. `max_entries`
+/// (the index type's limit; tests lower it) bounds the entries after symmetric expansion.
+template <class T>
+csr<T, cpu> parse_text(std::string_view text, const std::string& name, std::size_t chunk_count,
+                       header* out_header = nullptr,
+                       std::uint64_t max_entries = std::numeric_limits<index_t>::max()) {
+  const header h = parse_header(text, name);
+  if (out_header) *out_header = h;
+  const std::string_view data = text.substr(h.data_offset);
+  const auto bounds = split_at_newlines(data, std::max<std::size_t>(chunk_count, 1));
+  const std::size_t n = bounds.size() - 1;
+  auto part = [&](std::size_t k) { return data.substr(bounds[k], bounds[k + 1] - bounds[k]); };
+
+  std::vector<chunk<T>> chunks(n);
+  const bool parallel = data.size() >= min_parallel_bytes;
+  run_tasks(n, parallel,
+            [&](std::size_t k) { parse_chunk(h, part(k), data.size(), h.entries, chunks[k]); });
+
+  throw_first_error(h, chunks, data, part, name);
   return assemble(h, chunks, name, parallel ? n : 1, max_entries);
 }
 
