@@ -175,9 +175,13 @@ cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm, std::int64_t c_rows, st
   const bool wide_long_rows = c_cols >= spmm_alg2_wide_columns &&
                               a_nnz >= spmm_alg2_wide_min_mean_row * a_rows &&
                               a_nnz < spmm_alg2_wide_max_mean_row * a_rows;
+  const bool short_rows_fp64 = double_precision && c_cols >= spmm_alg2_short_row_min_columns_fp64 &&
+                               c_rows * c_cols >= spmm_alg2_short_row_min_elements_fp64 &&
+                               a_nnz < spmm_alg2_short_row_max_mean * a_rows;
   switch (algorithm) {
     case spmm_algorithm::automatic:
-      return large_c || wide_long_rows ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3;
+      return large_c || wide_long_rows || short_rows_fp64 ? CUSPARSE_SPMM_CSR_ALG2
+                                                          : CUSPARSE_SPMM_CSR_ALG3;
     case spmm_algorithm::csr_alg1:
       return CUSPARSE_SPMM_CSR_ALG1;
     case spmm_algorithm::csr_alg3:

@@ -43,6 +43,14 @@ inline constexpr std::int64_t spmm_alg2_min_elements_fp64 = 1'800'000;
 inline constexpr std::int64_t spmm_alg2_wide_columns = 512;
 inline constexpr std::int64_t spmm_alg2_wide_min_mean_row = 8;
 inline constexpr std::int64_t spmm_alg2_wide_max_mean_row = 64;
+/// fp64 on short rows (mean < 6 entries) with C past the L2 cache: ALG2 from 16 columns.
+/// circuit_1M_3 / circuit_1.6M_4.8 (3 and 4.8 per row) at N = 32: ALG2 0.417 / 0.829 ms,
+/// ALG3 0.749 / 1.353; at N = 16 ALG2 0.331 / 0.674, ALG3 0.387 / 0.698. At 6.96 per row
+/// (stencil7_160^3, N = 16) and 16–27 per row ALG3 won, and so did L2-resident Cs of short rows
+/// (ct2010, 67578 x 32). fp32 kept ALG3 at N = 16–32 on the same circuits. H100, 2026-11-24.
+inline constexpr std::int64_t spmm_alg2_short_row_max_mean = 6;
+inline constexpr std::int64_t spmm_alg2_short_row_min_columns_fp64 = 16;
+inline constexpr std::int64_t spmm_alg2_short_row_min_elements_fp64 = 8'000'000;
 
 /// C = alpha·op(A)·op(B) + beta·C with cuBLAS GEMM; any layouts, no copies (row-major operands
 /// are handled by transposition identities). beta = 0 ignores C's contents (NaN included).
