@@ -113,6 +113,15 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], std::uint32_t a0, std::ui
       : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
 }
 
+// 3xTF32 keeps fp32's precision for x = 0 and 2^-102 <= |x| < 2^127: the small part
+// x - tf32(x), at least |x|·2^-24 when not zero, stays a normal number (the tensor cores would
+// flush it below 2^-126, an error of 2^-11 relative: bayer03 in float), and rounding to TF32
+// cannot overflow.
+__device__ __forceinline__ bool tf32_split_exact(float x) {
+  const float m = fabsf(x);
+  return m == 0.f || (m >= 0x1p-102f && m < 0x1p127f);
+}
+
 __device__ __forceinline__ std::uint32_t to_tf32(float x) {
   std::uint32_t bits;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
@@ -133,6 +142,7 @@ template <>
 struct tile_accumulator<double, tile_arithmetic::native> {
   static constexpr int pairs_per_step = 1;
   double c[2] = {0.0, 0.0};
+  template <bool Checked = false>
   __device__ void add(const pair_operands* p, const double* a_values, const double* b_values, int g,
                       int t) {
     const double a_low = tile_entry(p->a_bits, tile_bit(g, t), a_values + p->a_offset);
@@ -149,6 +159,9 @@ template <>
 struct tile_accumulator<float, tile_arithmetic::native> {
   static constexpr int pairs_per_step = 1;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
+  // Checked: some value of A or B may lie outside the split's exact range (multiply_kernel
+  // reads that from a flag), so each pair's entries are tested first.
+  template <bool Checked = true>
   __device__ void add(const pair_operands* p, const float* a_values, const float* b_values, int g,
                       int t) {
     const float a_low = tile_entry(p->a_bits, tile_bit(g, t), a_values + p->a_offset);
@@ -157,11 +170,13 @@ struct tile_accumulator<float, tile_arithmetic::native> {
     const float b_high = tile_entry(p->b_bits, tile_bit(t + 4, g), b_values + p->b_offset);
     // A tile pair holding a value outside the split's range (or inf/NaN) is summed with FMAs:
     // rare in practice, and exact to fp32 where the tensor cores would lose the small parts.
-    const bool split_ok = tf32_split_exact(a_low) && tf32_split_exact(a_high) &&
-                          tf32_split_exact(b_low) && tf32_split_exact(b_high);
-    if (!__all_sync(0xffffffffu, split_ok)) {
-      add_with_fma(p, a_values, b_values, g, t);
-      return;
+    if constexpr (Checked) {
+      const bool split_ok = tf32_split_exact(a_low) && tf32_split_exact(a_high) &&
+                            tf32_split_exact(b_low) && tf32_split_exact(b_high);
+      if (!__all_sync(0xffffffffu, split_ok)) {
+        add_with_fma(p, a_values, b_values, g, t);
+        return;
+      }
     }
     // x = big + small with both parts exact in TF32; the small·small term is below fp32's
     // rounding and is left out (three products instead of four).
@@ -178,14 +193,6 @@ struct tile_accumulator<float, tile_arithmetic::native> {
   __device__ float sum(int u) const { return c[u]; }
 
  private:
-  // 3xTF32 keeps fp32's precision for x = 0 and 2^-102 <= |x| < 2^127: the small part
-  // x - tf32(x), at least |x|·2^-24 when not zero, stays a normal number (the tensor cores
-  // would flush it below 2^-126, an error of 2^-11 relative: bayer03 in float), and rounding
-  // to TF32 cannot overflow.
-  __device__ static bool tf32_split_exact(float x) {
-    const float m = fabsf(x);
-    return m == 0.f || (m >= 0x1p-102f && m < 0x1p127f);
-  }
   // C(g, 2t + u) += sum over m of A(g, m)·B(m, 2t + u), m in increasing order, with fp32 FMAs.
   // Not inlined, with its loop rolled: inlined and unrolled, this rare path took the multiply
   // kernel from 59 to 169 registers and made it 4x slower (cage11 0.68 -> 2.83 ms).
@@ -208,6 +215,7 @@ struct tile_accumulator<T, tile_arithmetic::fp16> {
   static constexpr int pairs_per_step = 2;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
   // p[1] may be a pair of empty tiles (an odd count): its zeros add nothing.
+  template <bool Checked = false>
   __device__ void add(const pair_operands* p, const T* a_values, const T* b_values, int g, int t) {
     std::uint32_t a[2], b[2];
 #pragma unroll
@@ -393,6 +401,8 @@ struct multiply_params {
   T* d_c_values;
   T alpha;
   std::int64_t c_tiles;
+  // fp32 3xTF32 only: nonzero when some value of A or B lies outside the split's exact range.
+  const int* d_outside_split_range;
 };
 
 // Writes this lane's two entries of a C tile, C(g, 2t) and C(g, 2t + 1), where the bitmap has them.
@@ -410,8 +420,8 @@ __device__ __forceinline__ void store_tile(const Accumulator& acc, std::uint64_t
 
 // A warp per C tile: the lanes load 32 pairs' bitmaps and offsets at once, then every lane
 // takes each pair's operands by shuffle and gathers its fragment entries.
-template <class T, tile_arithmetic Arithmetic>
-__global__ void __launch_bounds__(multiply_warps * 32) multiply_kernel(multiply_params<T> p) {
+template <class T, tile_arithmetic Arithmetic, bool Checked>
+__device__ __forceinline__ void multiply_tiles(const multiply_params<T>& p) {
   using accumulator = tile_accumulator<T, Arithmetic>;
   constexpr int step = accumulator::pairs_per_step;
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -443,11 +453,36 @@ __global__ void __launch_bounds__(multiply_warps * 32) multiply_kernel(multiply_
           ops[h].b_offset = __shfl_sync(0xffffffffu, mine.b_offset, from);
           if (q + h >= count) ops[h] = {0, 0, 0, 0};
         }
-        acc.add(ops, p.d_a_values, p.d_b_values, g, t);
+        acc.template add<Checked>(ops, p.d_a_values, p.d_b_values, g, t);
       }
     }
     store_tile(acc, p.d_c_bitmap[c], p.d_c_values + p.d_c_offset[c], p.alpha, g, t);
   }
+}
+
+// fp32 on the tensor cores tests each pair's entries against 3xTF32's exact range only when a
+// value outside it exists (split_range_kernel's flag, one branch per warp for the whole
+// kernel): testing every pair of every product made the multiply 15–33 % slower (cage11,
+// stencil27 100^3) for a case real matrices rarely hold (bayer03).
+template <class T, tile_arithmetic Arithmetic>
+__global__ void __launch_bounds__(multiply_warps * 32) multiply_kernel(multiply_params<T> p) {
+  if constexpr (std::is_same_v<T, float> && Arithmetic == tile_arithmetic::native) {
+    if (*p.d_outside_split_range)
+      multiply_tiles<T, Arithmetic, true>(p);
+    else
+      multiply_tiles<T, Arithmetic, false>(p);
+  } else {
+    multiply_tiles<T, Arithmetic, false>(p);
+  }
+}
+
+// Sets *outside when any of the `count` values lies outside 3xTF32's exact range.
+__global__ void __launch_bounds__(setup_threads)
+    split_range_kernel(const float* __restrict__ values, std::int64_t count, int* outside) {
+  bool found = false;
+  for (std::int64_t i = first_thread(); i < count; i += thread_stride())
+    found |= !tf32_split_exact(__ldg(values + i));
+  if (__any_sync(0xffffffffu, found) && threadIdx.x % 32 == 0) *outside = 1;
 }
 
 template <class T, tile_arithmetic Arithmetic>
@@ -639,19 +674,36 @@ class tiled_product {
     end_phase("count");
 
     device_buffer<T> c_values(static_cast<std::size_t>(nnz), ctx_);
-    const multiply_params<T> mp{c_pair_offset.data(),
-                                sorted_task.data(),
-                                a_.bitmap().data(),
-                                a_.tile_offset().data(),
-                                a_.values().data(),
-                                b_.bitmap().data(),
-                                b_.tile_offset().data(),
-                                b_.values().data(),
-                                c_bitmap.data(),
-                                c_offset.data(),
-                                c_values.data(),
-                                alpha_,
-                                c_tiles};
+    multiply_params<T> mp{c_pair_offset.data(),
+                          sorted_task.data(),
+                          a_.bitmap().data(),
+                          a_.tile_offset().data(),
+                          a_.values().data(),
+                          b_.bitmap().data(),
+                          b_.tile_offset().data(),
+                          b_.values().data(),
+                          c_bitmap.data(),
+                          c_offset.data(),
+                          c_values.data(),
+                          alpha_,
+                          c_tiles,
+                          nullptr};
+    device_buffer<int> outside_split_range;
+    if constexpr (std::is_same_v<T, float>) {
+      if (arithmetic_ == tile_arithmetic::native) {
+        outside_split_range = device_buffer<int>(1, ctx_);
+        outside_split_range.fill_zero();
+        for (const tiled<T, gpu>* operand : {&a_, &b_}) {
+          const auto count = static_cast<std::int64_t>(operand->values().size());
+          if (count == 0) continue;
+          split_range_kernel<<<detail::grid_blocks(count, setup_threads, ctx_), setup_threads, 0,
+                               stream_>>>(operand->values().data(), count,
+                                          outside_split_range.data());
+          SPADE_CHECK_LAUNCH("testing tile values against 3xTF32's range (tiled_spgemm)");
+        }
+        mp.d_outside_split_range = outside_split_range.data();
+      }
+    }
     const auto blocks = static_cast<unsigned int>(std::min<std::int64_t>(
         (c_tiles + multiply_warps - 1) / multiply_warps, std::int64_t{1} << 30));
     if (arithmetic_ == tile_arithmetic::fp16)
