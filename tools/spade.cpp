@@ -6,6 +6,7 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "matrix_summary.hpp"
 #include "multiply.hpp"
 #include "report.hpp"
+#include "sparsity_plot.hpp"
 
 namespace {
 
@@ -36,6 +38,8 @@ constexpr const char* usage_text =
     "commands:\n"
     "  info <file.mtx[.gz]>...  describe Matrix Market files: shape, symmetry, row lengths,\n"
     "                           bandwidth, 8x8 tiles and the bytes each Spade format needs\n"
+    "      --plot FILE.png      (one matrix) also write a picture: its spy plot and, below,\n"
+    "                           the histogram of row lengths\n"
     "  device                   describe the CUDA device; exits 2 when there is none\n"
     "  multiply <A.mtx[.gz]> [B.mtx[.gz] | --dense N | --vector] [options]\n"
     "                           plan and time A*B on the GPU (on the CPU without one):\n"
@@ -73,12 +77,28 @@ std::string yes_no(bool value) {
   return value ? "yes" : "no";
 }
 
-void report_file(const std::filesystem::path& path) {
+// "512 x 341": a picture's size in pixels.
+std::string pixels_text(int width, int height) {
+  return std::to_string(width) + " x " + std::to_string(height);
+}
+
+void report_file(const std::filesystem::path& path, const std::string& plot_path) {
   auto loaded = spade::tool::load_entries(path);
   const spade::matrix_market_info& info = loaded.info;
   spade::tool::matrix_summary s;
+  std::optional<spade::tool::sparsity_plot> plot;
+  if (!plot_path.empty()) plot.emplace(info.rows, info.cols);
   if (loaded.has_csr) {
     s = spade::tool::summarize(loaded.a);
+    if (plot) {
+      const auto& row_ptr = loaded.a.row_ptr();
+      const auto& col_idx = loaded.a.col_idx();
+      for (spade::index_t i = 0; i < loaded.a.rows(); ++i) {
+        plot->add_rows(static_cast<std::uint64_t>(row_ptr[i + 1] - row_ptr[i]));
+        for (spade::index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+          plot->add_entry(i, col_idx[k]);
+      }
+    }
   } else {
     // A shape far larger than the entries: no per-row arrays (see per_row_arrays_fit).
     std::vector<spade::tool::summary_entry<double>> entries;
@@ -87,6 +107,26 @@ void report_file(const std::filesystem::path& path) {
       entries.push_back({i, j, v});
     });
     loaded.chunks.clear();
+    if (plot) {
+      // Row lengths from the sorted row indices (duplicates of one (i, j) count once, as in the
+      // summary); the rows no entry names are empty.
+      std::vector<std::pair<spade::index_t, spade::index_t>> cells;
+      cells.reserve(entries.size());
+      for (const auto& e : entries)
+        cells.emplace_back(e.row, e.col);
+      std::sort(cells.begin(), cells.end());
+      cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+      std::uint64_t named_rows = 0;
+      for (std::size_t k = 0; k < cells.size();) {
+        std::size_t end = k;
+        for (; end < cells.size() && cells[end].first == cells[k].first; ++end)
+          plot->add_entry(cells[end].first, cells[end].second);
+        plot->add_rows(end - k);
+        ++named_rows;
+        k = end;
+      }
+      plot->add_rows(0, static_cast<std::uint64_t>(info.rows) - named_rows);
+    }
     s = spade::tool::summarize_entries(info.rows, info.cols, std::move(entries));
   }
   const std::uint64_t summed = loaded.expanded_entries - s.nnz;
@@ -133,19 +173,62 @@ void report_file(const std::filesystem::path& path) {
   r.add("bytes gcoo p=4", both(f.gcoo, d.gcoo));
   r.add("bytes ellr (planned format)", both(f.ellr, d.ellr));
   r.add("bytes tiled 8x8 (planned format)", both(f.tiled, d.tiled));
+  if (plot) {
+    plot->write_png(plot_path);
+    const double cells_down = static_cast<double>(info.rows) / plot->spy_cells_down();
+    const double cells_across = static_cast<double>(info.cols) / plot->spy_cells_across();
+    const int zoom = plot->spy_width() / plot->spy_cells_across();
+    const std::string scale =
+        zoom > 1 ? std::to_string(zoom) + " x " + std::to_string(zoom) + " pixels per cell"
+                 : "a pixel per " + general(cells_down) + " x " + general(cells_across) + " cells";
+    r.add("plot", plot_path + " (" + pixels_text(plot->width(), plot->height()) + " px)");
+    r.add("plot top", "spy plot, " + pixels_text(plot->spy_width(), plot->spy_height()) + " px, " +
+                          scale + "; darker = more entries (log scale), white = none");
+    std::string bins;
+    for (std::size_t b = 0; b < plot->bins().size(); ++b) {
+      if (plot->bins()[b] == 0) continue;
+      if (!bins.empty()) bins += ", ";
+      bins += spade::tool::sparsity_plot::bin_label(b) + ": " + std::to_string(plot->bins()[b]);
+    }
+    r.add("plot bottom",
+          "rows per row length, one bar per bin (0, 1, 2-3, 4-7, ...; height "
+          "linear, tallest = " +
+              std::to_string(plot->bins().empty()
+                                 ? 0
+                                 : *std::max_element(plot->bins().begin(), plot->bins().end())) +
+              " rows)");
+    r.add("row lengths", bins.empty() ? "no rows" : bins);
+  }
   r.print(std::cout);
 }
 
-int command_info(const std::vector<std::string>& files) {
+int command_info(const std::vector<std::string>& args) {
+  std::vector<std::string> files;
+  std::string plot_path;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (args[k] == "--plot") {
+      if (k + 1 == args.size() || args[k + 1].empty()) {
+        std::cerr << "spade info: --plot needs a file name (the PNG to write)\n";
+        return exit_failure;
+      }
+      plot_path = args[++k];
+    } else {
+      files.push_back(args[k]);
+    }
+  }
   if (files.empty()) {
     std::cerr << "spade info: no file given\n\n" << usage_text;
+    return exit_failure;
+  }
+  if (!plot_path.empty() && files.size() > 1) {
+    std::cerr << "spade info: --plot draws one matrix; " << files.size() << " files given\n";
     return exit_failure;
   }
   int status = exit_ok;
   for (std::size_t k = 0; k < files.size(); ++k) {
     if (k > 0) std::cout << '\n';
     try {
-      report_file(files[k]);
+      report_file(files[k], plot_path);
     } catch (const spade::error& e) {
       std::cout.flush();
       std::cerr << "spade info: " << e.what() << '\n';

@@ -2,11 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <zlib.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -17,6 +20,7 @@
 
 #include "../../tools/matrix_summary.hpp"
 #include "../../tools/multiply.hpp"
+#include "../../tools/sparsity_plot.hpp"
 #include "test_support.hpp"
 
 #ifndef SPADE_TOOL_PATH
@@ -505,6 +509,183 @@ void check_same_summary(const spade::csr<double, spade::cpu>& a) {
   CHECK(x.nonempty_tiles == y.nonempty_tiles);
 }
 }  // namespace
+
+namespace {
+
+// The picture's pixels back from its PNG file: the chunks walked, IDAT inflated with zlib, the
+// filter byte of every scanline checked to be 0 (what write_png writes).
+struct decoded_png {
+  std::uint32_t width = 0, height = 0;
+  std::vector<std::uint8_t> rgb;
+};
+
+std::uint32_t big_endian(const std::string& bytes, std::size_t at) {
+  std::uint32_t v = 0;
+  for (std::size_t k = 0; k < 4; ++k)
+    v = v << 8 | static_cast<std::uint8_t>(bytes[at + k]);
+  return v;
+}
+
+decoded_png read_png(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 8);
+  CHECK(bytes.compare(0, 8, std::string("\x89PNG\r\n\x1a\n", 8)) == 0);
+  decoded_png png;
+  std::string idat;
+  bool ended = false;
+  for (std::size_t at = 8; at + 12 <= bytes.size();) {
+    const std::uint32_t length = big_endian(bytes, at);
+    const std::string type = bytes.substr(at + 4, 4);
+    const std::string data = bytes.substr(at + 8, length);
+    const std::uint32_t crc = big_endian(bytes, at + 8 + length);
+    CHECK(crc == static_cast<std::uint32_t>(
+                     crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + at + 4), 4 + length)));
+    if (type == "IHDR") {
+      png.width = big_endian(data, 0);
+      png.height = big_endian(data, 4);
+      CHECK(static_cast<int>(data[8]) == 8);  // bits per channel
+      CHECK(static_cast<int>(data[9]) == 2);  // RGB
+    } else if (type == "IDAT") {
+      idat += data;
+    } else if (type == "IEND") {
+      ended = true;
+    }
+    at += 12 + length;
+  }
+  CHECK(ended);
+  const std::size_t stride = 1 + 3 * std::size_t{png.width};
+  std::vector<std::uint8_t> raw(stride * png.height);
+  uLongf raw_size = static_cast<uLongf>(raw.size());
+  REQUIRE(uncompress(raw.data(), &raw_size, reinterpret_cast<const Bytef*>(idat.data()),
+                     static_cast<uLong>(idat.size())) == Z_OK);
+  REQUIRE(raw_size == raw.size());
+  for (std::uint32_t y = 0; y < png.height; ++y) {
+    CHECK(raw[y * stride] == 0);
+    png.rgb.insert(png.rgb.end(), raw.begin() + static_cast<std::ptrdiff_t>(y * stride + 1),
+                   raw.begin() + static_cast<std::ptrdiff_t>((y + 1) * stride));
+  }
+  return png;
+}
+
+std::array<int, 3> pixel(const decoded_png& png, std::uint32_t x, std::uint32_t y) {
+  const std::size_t at = (std::size_t{y} * png.width + x) * 3;
+  return {png.rgb[at], png.rgb[at + 1], png.rgb[at + 2]};
+}
+
+}  // namespace
+
+TEST_CASE("sparsity_plot counts entries per pixel and rows per power-of-two length") {
+  // 1000 x 500 at side 100: pixels of 10 x 10 cells on a 50 x 100 grid.
+  spade::tool::sparsity_plot plot(1000, 500, 100);
+  CHECK(plot.spy_cells_across() == 50);
+  CHECK(plot.spy_cells_down() == 100);
+  CHECK(plot.spy_width() == 50);  // no zoom: more cells than pixels
+  plot.add_entry(0, 0);
+  plot.add_entry(9, 9);
+  plot.add_entry(10, 0);
+  plot.add_entry(999, 499);
+  CHECK(plot.pixel_count(0, 0) == 2);
+  CHECK(plot.pixel_count(0, 1) == 1);
+  CHECK(plot.pixel_count(49, 99) == 1);
+  CHECK(plot.pixel_count(1, 0) == 0);
+  for (std::uint64_t length : {0, 1, 2, 3, 4, 7, 8, 1000})
+    plot.add_rows(length);
+  plot.add_rows(0, 5);
+  // bins: 0 | 1 | 2-3 | 4-7 | 8-15 | ... | 512-1023
+  REQUIRE(plot.bins().size() == 11);
+  CHECK(plot.bins()[0] == 6);
+  CHECK(plot.bins()[1] == 1);
+  CHECK(plot.bins()[2] == 2);
+  CHECK(plot.bins()[3] == 2);
+  CHECK(plot.bins()[4] == 1);
+  CHECK(plot.bins()[10] == 1);
+  CHECK(spade::tool::sparsity_plot::bin_label(0) == "0");
+  CHECK(spade::tool::sparsity_plot::bin_label(3) == "4-7");
+  CHECK(spade::tool::sparsity_plot::bin_label(10) == "512-1023");
+  // A small matrix is zoomed: 20 x 20 at side 512 is 25 pixels per cell.
+  spade::tool::sparsity_plot small(20, 20);
+  CHECK(small.spy_cells_across() == 20);
+  CHECK(small.spy_width() == 500);
+  // Empty shapes draw a blank one-pixel grid, no division by zero.
+  spade::tool::sparsity_plot empty(0, 0);
+  CHECK(empty.spy_cells_across() == 1);
+  CHECK(empty.pixels().size() == static_cast<std::size_t>(empty.width() * empty.height() * 3));
+}
+
+#ifdef SPADE_TOOL_PATH
+TEST_CASE("spade info --plot writes a PNG of the spy plot and the row-length histogram") {
+  // A 20 x 20 diagonal plus one entry at (0, 19): rows of length 1, and one of length 2.
+  const auto matrix = temp_file("plot.mtx");
+  {
+    std::ofstream out(matrix);
+    out << "%%MatrixMarket matrix coordinate real general\n20 20 21\n";
+    for (int k = 1; k <= 20; ++k)
+      out << k << ' ' << k << " 1\n";
+    out << "1 20 2\n";
+  }
+  const auto picture = temp_file("plot.png");
+  std::filesystem::remove(picture);
+  const outcome run = run_tool("info --plot " + quoted(picture) + " " + quoted(matrix));
+  CAPTURE(run.text);
+  REQUIRE(run.exit_code == 0);
+  auto fields = fields_of(run.text);
+  CHECK(fields["plot"] == picture.string() + " (500 x 636 px)");
+  CHECK(fields["plot top"].starts_with("spy plot, 500 x 500 px, 25 x 25 pixels per cell"));
+  CHECK(fields["row lengths"] == "1: 19, 2-3: 1");
+  const decoded_png png = read_png(picture);
+  CHECK(png.width == 500);
+  CHECK(png.height == 636);
+  const std::array<int, 3> white = {255, 255, 255};
+  for (std::uint32_t k = 0; k < 20; ++k) {
+    CHECK(pixel(png, 25 * k + 12, 25 * k + 12) != white);              // the diagonal
+    if (k > 0 && k < 19) CHECK(pixel(png, 25 * k + 12, 12) == white);  // row 0 between
+  }
+  CHECK(pixel(png, 25 * 19 + 12, 12) != white);  // (0, 19)
+  CHECK(pixel(png, 12, 25 * 19 + 12) == white);  // (19, 0)
+  // Three bins (0, 1, 2-3; the empty-row bin is always drawn) of 500/3 = 166 pixels: the
+  // tallest bar (19 rows of length 1) fills the histogram's 128 rows, the 2-3 bar 128/19 = 7.
+  const std::array<int, 3> bar = {70, 110, 170};
+  const std::uint32_t base = 500 + 8 + 128 - 2;  // just above the axis
+  CHECK(pixel(png, 80, base) == white);
+  CHECK(pixel(png, 166 + 80, base) == bar);
+  CHECK(pixel(png, 166 + 80, 500 + 8) == bar);
+  CHECK(pixel(png, 332 + 80, base) == bar);
+  CHECK(pixel(png, 332 + 80, base - 5) == bar);  // rows top+121 .. top+127 (the axis)
+  CHECK(pixel(png, 332 + 80, base - 6) == white);
+
+  // One file only; a missing name; an unwritable path names the file.
+  CHECK(run_tool("info --plot " + quoted(picture) + " " + quoted(matrix) + " " + quoted(matrix),
+                 "2>&1")
+            .exit_code == 1);
+  const outcome no_name = run_tool("info " + quoted(matrix) + " --plot", "2>&1 >/dev/null");
+  CHECK(no_name.exit_code == 1);
+  CHECK(no_name.text.find("--plot needs a file name") != std::string::npos);
+  const outcome unwritable =
+      run_tool("info --plot /nonexistent-dir/x.png " + quoted(matrix), "2>&1 >/dev/null");
+  CHECK(unwritable.exit_code == 1);
+  CHECK(unwritable.text.find("/nonexistent-dir/x.png") != std::string::npos);
+
+  // An absurd shape goes through the entries path: one pixel per 3.9e6 x 3.9e6 cells, the
+  // empty rows counted without per-row arrays.
+  const auto absurd = temp_file("plot_absurd.mtx");
+  std::ofstream(absurd) << "%%MatrixMarket matrix coordinate real general\n"
+                           "2000000000 2000000000 3\n2000000000 5 3.5\n1 1 1\n1 7 1\n";
+  const outcome big = run_tool("info --plot " + quoted(picture) + " " + quoted(absurd));
+  CAPTURE(big.text);
+  REQUIRE(big.exit_code == 0);
+  fields = fields_of(big.text);
+  CHECK(fields["row lengths"] == "0: 1999999998, 1: 1, 2-3: 1");
+  const decoded_png big_png = read_png(picture);
+  CHECK(big_png.width == 512);
+  CHECK(pixel(big_png, 0, 0) != white);    // (1, 1) and (1, 7)
+  CHECK(pixel(big_png, 0, 511) != white);  // (2e9, 5)
+  CHECK(pixel(big_png, 511, 0) == white);
+  std::filesystem::remove(matrix);
+  std::filesystem::remove(absurd);
+  std::filesystem::remove(picture);
+}
+#endif
 
 TEST_CASE("summarize_entries agrees with summarize on csr matrices") {
   check_same_summary(spade::generate::stencil7<double>(3, 3, 3));
