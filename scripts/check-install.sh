@@ -8,6 +8,12 @@ build_dir=${1:-build}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
+# The exported targets name no include directory of the build machine (Hana and Eigen are
+# found again by the package config on the consumer's).
+if grep -n '"[^"$]*/include' "$scratch"/prefix/lib*/cmake/spade/spadeTargets*.cmake >&2; then
+  echo "install check: the exported targets hard-code an include directory (above)" >&2
+  exit 1
+fi
 cmake -S tests/install -B "$scratch/find" -G Ninja -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
 cmake --build "$scratch/find" >/dev/null
 "$scratch/find/consumer"
