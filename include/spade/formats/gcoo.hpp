@@ -28,7 +28,8 @@ class gcoo {
   using space_type = Space;
 
   gcoo() = default;
-  /// Evaluates an expression (spade/eval) and groups the result with default_group_size.
+  /// Evaluates an expression (spade/eval) and groups the result as convert<gcoo> does
+  /// (tuning().gcoo_group_size, 4 unless changed).
   template <expression E>
   gcoo(const E& e) {
     assign_expression(*this, e);
