@@ -41,7 +41,11 @@ const char* const usage_text =
     "                          the tile census and the planner's criterion\n"
     "  cg         Jacobi-preconditioned CG in Spade's vector algebra vs the same CG on\n"
     "             cuSPARSE SpMV + cuBLAS, same iteration count (SPD matrices only; fp64)\n"
-    "set options (spmv, spmm, spgemm):\n"
+    "  explain    explain() of every product kind on every matrix of the sets (A*x, A^T*x,\n"
+    "             A*B at the --n widths (default 1,8,32,128,512), col-major and A^T*B at 32,\n"
+    "             A*A, A*A^T), before and after a first product; nothing timed. Two\n"
+    "             commits' outputs compared by bench/explain_diff.py\n"
+    "set options (spmv, spmm, spgemm, explain):\n"
     "  --matrices DIR    real matrices: every *.mtx.gz in DIR (default $SPADE_MATRIX_DIR)\n"
     "  --sets S          all (default), real or synthetic\n"
     "  --quick           a small subset (4 real, 4 synthetic) that runs in a few minutes\n"
@@ -1358,6 +1362,100 @@ std::vector<int> int_list(const std::string& list) {
   return out;
 }
 
+// ---- explain: every product kind's plan on every matrix, for diffing two commits -----------
+
+/// Products of A * transpose(A): each column's count squared, summed.
+template <class T>
+double products_with_transpose(const csr<T, cpu>& a) {
+  std::vector<double> column(static_cast<std::size_t>(a.cols()), 0.0);
+  for (const index_t c : a.col_idx())
+    column[static_cast<std::size_t>(c)] += 1.0;
+  double total = 0;
+  for (const double n : column)
+    total += n * n;
+  return total;
+}
+
+/// One block of the dump: its header, then explain's text (or the error it raised).
+template <class Explain>
+void explain_block(const std::string& what, Explain&& explain_now) {
+  std::printf("--- %s\n", what.c_str());
+  try {
+    std::printf("%s", explain_now().c_str());
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+  }
+  std::fflush(stdout);
+}
+
+/// explain() of every product kind on each matrix of the sets: A*x and transpose(A)*x, A*B at
+/// the --n widths (row-major, col-major at 32, transpose(A)*B at 32), A*A and A*transpose(A)
+/// within --max-products. Each plan is printed before the first product and again after it
+/// (the planner converts some operands from their second product on), so two commits' dumps
+/// differ only where a plan does (bench/explain_diff.py). Nothing is timed.
+template <class T>
+int command_explain(const set_options& so, const options& opt, const run_options& ro) {
+  std::vector<index_t> widths;
+  for (const int n : int_list(opt.get("n", "1,8,32,128,512")))
+    widths.push_back(n);
+  for (const auto& mc : matrix_set<T>(so)) {
+    const csr<T, cpu> host = mc.make();
+    std::printf("=== %s (%s) %dx%d nnz %lld %s\n", mc.name.c_str(), mc.family.c_str(), host.rows(),
+                host.cols(), static_cast<long long>(host.nnz()), precision_name<T>());
+    const csr<T, gpu> a = to_gpu(host);
+    {
+      const vector<T, gpu> x(a.cols());
+      vector<T, gpu> y(a.rows());
+      explain_block("A*x (first)", [&] { return explain(a * x); });
+      explain_block("A*x (after one product)", [&] {
+        y = a * x;
+        return explain(a * x);
+      });
+      const vector<T, gpu> xt(a.rows());
+      vector<T, gpu> yt(a.cols());
+      explain_block("transpose(A)*x", [&] {
+        yt = transpose(a) * xt;
+        return explain(transpose(a) * xt);
+      });
+    }
+    for (const index_t n : widths) {
+      const dense<T, gpu> b(a.cols(), n);
+      dense<T, gpu> c(a.rows(), n);
+      const std::string name = "A*B, B " + std::to_string(n) + " columns row-major";
+      explain_block(name + " (first)", [&] { return explain(a * b); });
+      explain_block(name + " (after one product)", [&] {
+        c = a * b;
+        return explain(a * b);
+      });
+    }
+    {
+      const dense<T, gpu, col_major> b(a.cols(), 32);
+      dense<T, gpu, col_major> c(a.rows(), 32);
+      explain_block("A*B, B 32 columns col-major", [&] {
+        c = a * b;
+        return explain(a * b);
+      });
+      const dense<T, gpu> bt(a.rows(), 32);
+      dense<T, gpu> ct(a.cols(), 32);
+      explain_block("transpose(A)*B, B 32 columns row-major", [&] {
+        ct = transpose(a) * bt;
+        return explain(transpose(a) * bt);
+      });
+    }
+    if (host.rows() == host.cols()) {
+      if (product_count(host, host) <= ro.max_products)
+        explain_block("A*A", [&] { return explain(a * a); });
+      else
+        std::printf("--- A*A\nskipped: more than --max-products products\n");
+    }
+    if (products_with_transpose(host) <= ro.max_products)
+      explain_block("A*transpose(A)", [&] { return explain(a * transpose(a)); });
+    else
+      std::printf("--- A*transpose(A)\nskipped: more than --max-products products\n");
+  }
+  return 0;
+}
+
 // After run_options and chosen_kernel, which it uses.
 #include "bench_cg.hpp"
 
@@ -1369,7 +1467,7 @@ int run(int argc, char** argv) {
   }
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
-      command != "spgemm" && command != "tiled" && command != "cg") {
+      command != "spgemm" && command != "tiled" && command != "cg" && command != "explain") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
@@ -1414,7 +1512,8 @@ int run(int argc, char** argv) {
   if (command == "device") return command_device(ro);
   if (command == "overhead")
     return fp64 ? command_overhead<double>(opt, ro) : command_overhead<float>(opt, ro);
-  if (command == "spmv" || command == "spmm" || command == "spgemm" || command == "tiled") {
+  if (command == "spmv" || command == "spmm" || command == "spgemm" || command == "tiled" ||
+      command == "explain") {
     set_options so;
     const char* env = std::getenv("SPADE_MATRIX_DIR");
     so.matrix_dir = opt.get("matrices", env ? env : "");
@@ -1428,6 +1527,8 @@ int run(int argc, char** argv) {
     so.seed = ro.seed;
     if (so.real && so.matrix_dir.empty())
       std::printf("no --matrices DIR and no $SPADE_MATRIX_DIR: real matrices skipped\n");
+    if (command == "explain")
+      return fp64 ? command_explain<double>(so, opt, ro) : command_explain<float>(so, opt, ro);
     return fp64 ? command_products<double>(command, so, opt, ro)
                 : command_products<float>(command, so, opt, ro);
   }
