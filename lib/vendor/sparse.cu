@@ -327,8 +327,13 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
                                          c.data(), detail::cuda_type<T>, order_of<LC>),
                      "describing the dense result C to cuSPARSE (spmm)");
   const cusparseOperation_t op = cusparse_op(op_a);
-  const cusparseSpMMAlg_t alg =
+  cusparseSpMMAlg_t alg =
       cusparse_alg(algorithm, c.rows(), c.cols(), a.rows(), a.nnz(), std::is_same_v<T, double>);
+  // ALG3 takes only op(A) = A. Asked for Aᵀ it fails before launching anything and cuSPARSE
+  // prints "** On entry to cusparseSpMM_bufferSize()" on the user's stderr; DEFAULT is what the
+  // fallback below would run, so it is called directly.
+  if (alg == CUSPARSE_SPMM_CSR_ALG3 && op != CUSPARSE_OPERATION_NON_TRANSPOSE)
+    alg = CUSPARSE_SPMM_ALG_DEFAULT;
   // Each algorithm takes only some combinations of op(A), op(B) and orders, and reports the others
   // as NOT_SUPPORTED before it launches anything; CUSPARSE_SPMM_ALG_DEFAULT takes the most.
   auto run = [&](const const_dn_mat& db, const dense_operands_key& operands,
