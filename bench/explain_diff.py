@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two `spade-bench explain` dumps (e.g. before and after a planner refactor).
 
-usage: bench/explain_diff.py OLD.txt NEW.txt [--context N]
+usage: bench/explain_diff.py OLD.txt NEW.txt [--context N]   (either may be gzipped: .gz)
 
 A dump is a run of blocks: a `=== matrix ...` line opens a matrix, a `--- product ...` line
 opens one plan under it, and the lines up to the next header are that plan's explain() text.
@@ -14,6 +14,7 @@ Exit status: 0 no differences, 1 differences, 2 a file unreadable or holding no 
 """
 
 import difflib
+import gzip
 import sys
 
 
@@ -22,7 +23,8 @@ def blocks(path):
     out = {}
     matrix = None
     key = None
-    with open(path, encoding="utf-8", errors="replace") as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
         for raw in f:
             line = raw.rstrip("\n")
             if line.startswith("=== "):

@@ -44,6 +44,11 @@ class ExplainDiff(unittest.TestCase):
         self.assertFalse([line for line in listed if "A*x" in line])  # unchanged: not listed
         self.assertIn("explain_diff: 3 differences over 6 blocks", out)
 
+    def test_gzipped_dump(self):
+        rc, out = explain_diff("old.txt.gz", "same.txt")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("explain_diff: 0 differences over 5 blocks", out)
+
     def test_no_blocks(self):
         rc, out = explain_diff("old.txt", "empty.txt")
         self.assertEqual(rc, 2, out)
