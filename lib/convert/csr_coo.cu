@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "cub_temp.cuh"
+#include "detail/cub_temp.cuh"
 #include "spade/device/convert.hpp"
 
 namespace spade::device {

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cub_temp.cuh"
+#include "detail/cub_temp.cuh"
 #include "spade/device/convert.hpp"
 
 namespace spade::device {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cub_temp.cuh"
+#include "detail/cub_temp.cuh"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
 

@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cub_temp.cuh"
+#include "detail/cub_temp.cuh"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
 

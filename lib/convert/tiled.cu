@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cub_temp.cuh"
+#include "detail/cub_temp.cuh"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
 

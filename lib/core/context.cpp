@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/cuda_check.hpp"
+#include "detail/cuda_check.hpp"
 
 namespace spade {
 

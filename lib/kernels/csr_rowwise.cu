@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../convert/cub_temp.cuh"
-#include "../vendor/support.cuh"
+#include "detail/cub_temp.cuh"
+#include "detail/library_support.cuh"
 #include "spade/device/convert.hpp"
 #include "spade/device/kernels.hpp"
 

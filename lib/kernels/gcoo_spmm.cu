@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../convert/cub_temp.cuh"
-#include "../vendor/support.cuh"
+#include "detail/cub_temp.cuh"
+#include "detail/library_support.cuh"
 #include "spade/device/kernels.hpp"
 
 namespace spade::device {

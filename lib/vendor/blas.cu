@@ -5,8 +5,8 @@
 #include <string>
 #include <type_traits>
 
+#include "detail/library_support.cuh"
 #include "instantiate.hpp"
-#include "support.cuh"
 
 namespace spade::device {
 

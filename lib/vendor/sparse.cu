@@ -8,10 +8,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "detail/library_support.cuh"
 #include "instantiate.hpp"
 #include "spade/device/convert.hpp"
 #include "spade/device/kernels.hpp"
-#include "support.cuh"
 
 namespace spade::device {
 

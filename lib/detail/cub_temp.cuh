@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../core/cuda_check.hpp"
+#include "detail/cuda_check.hpp"
 #include "spade/core/context.hpp"
 #include "spade/core/scalar.hpp"
 

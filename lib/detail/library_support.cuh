@@ -1,4 +1,4 @@
-// What the cuBLAS and cuSPARSE wrappers of lib/vendor share: handles, data types, shape checks.
+// What lib/'s CUDA families share: cuBLAS/cuSPARSE handles, data types, shape checks.
 #pragma once
 
 #include <cublas_v2.h>
@@ -8,12 +8,12 @@
 #include <string>
 #include <type_traits>
 
-#include "../convert/cub_temp.cuh"
+#include "detail/cub_temp.cuh"
+#include "detail/vendor_check.hpp"
 #include "spade/core/context.hpp"
 #include "spade/core/error.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/device/vendor.hpp"
-#include "vendor_check.hpp"
 
 namespace spade::detail {
 

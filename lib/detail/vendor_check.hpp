@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "../core/cuda_check.hpp"
+#include "detail/cuda_check.hpp"
 #include "spade/core/error.hpp"
 
 namespace spade::detail {
