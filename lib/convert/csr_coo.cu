@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "convert/instantiate.hpp"
 #include "detail/cub_temp.cuh"
 #include "spade/device/convert.hpp"
 
@@ -217,11 +218,7 @@ csr<T, gpu> coo_to_csr(const coo<T, gpu>& a) {
                      std::move(values));
 }
 
-#define SPADE_INSTANTIATE(T)                              \
-  template coo<T, gpu> csr_to_coo<T>(const csr<T, gpu>&); \
-  template csr<T, gpu> coo_to_csr<T>(const coo<T, gpu>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_CONVERT_CSR_COO_INSTANTIATIONS(float)
+SPADE_CONVERT_CSR_COO_INSTANTIATIONS(double)
 
 }  // namespace spade::device

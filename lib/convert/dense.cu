@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "convert/instantiate.hpp"
 #include "detail/cub_temp.cuh"
 #include "spade/device/convert.hpp"
 
@@ -274,17 +275,7 @@ dense<T, gpu, To> relayout(const dense<T, gpu, From>& d) {
   }
 }
 
-#define SPADE_INSTANTIATE(T)                                                        \
-  template dense<T, gpu, row_major> csr_to_dense<T, row_major>(const csr<T, gpu>&); \
-  template dense<T, gpu, col_major> csr_to_dense<T, col_major>(const csr<T, gpu>&); \
-  template csr<T, gpu> dense_to_csr<T, row_major>(const dense<T, gpu, row_major>&); \
-  template csr<T, gpu> dense_to_csr<T, col_major>(const dense<T, gpu, col_major>&); \
-  template dense<T, gpu, col_major> relayout<T, row_major, col_major>(              \
-      const dense<T, gpu, row_major>&);                                             \
-  template dense<T, gpu, row_major> relayout<T, col_major, row_major>(              \
-      const dense<T, gpu, col_major>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_CONVERT_DENSE_INSTANTIATIONS(float)
+SPADE_CONVERT_DENSE_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "convert/instantiate.hpp"
 #include "detail/cub_temp.cuh"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
@@ -354,11 +355,7 @@ csr<T, gpu> ellr_to_csr(const ellr<T, gpu>& a) {
                      std::move(values));
 }
 
-#define SPADE_INSTANTIATE(T)                                             \
-  template ellr<T, gpu> csr_to_ellr<T>(const csr<T, gpu>&, ellr_layout); \
-  template csr<T, gpu> ellr_to_csr<T>(const ellr<T, gpu>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_CONVERT_ELLR_INSTANTIATIONS(float)
+SPADE_CONVERT_ELLR_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "convert/instantiate.hpp"
 #include "detail/cub_temp.cuh"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
@@ -605,14 +606,7 @@ dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>& a) {
   return dense<T, gpu, Layout>(unchecked, a.rows(), a.cols(), std::move(out));
 }
 
-#define SPADE_INSTANTIATE(T)                                                          \
-  template gcoo<T, gpu> csr_to_gcoo<T>(const csr<T, gpu>&, index_t);                  \
-  template csr<T, gpu> gcoo_to_csr<T>(const gcoo<T, gpu>&);                           \
-  template gcoo<T, gpu> dense_to_gcoo<T>(const dense<T, gpu, row_major>&, index_t);   \
-  template dense<T, gpu, row_major> gcoo_to_dense<T, row_major>(const gcoo<T, gpu>&); \
-  template dense<T, gpu, col_major> gcoo_to_dense<T, col_major>(const gcoo<T, gpu>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_CONVERT_GCOO_INSTANTIATIONS(float)
+SPADE_CONVERT_GCOO_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -1,4 +1,5 @@
 // GPU format conversions for builds without CUDA: each reports no_device.
+#include "convert/instantiate.hpp"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
 
@@ -64,28 +65,15 @@ dense<T, gpu, Layout> gcoo_to_dense(const gcoo<T, gpu>&) {
   no_cuda("gcoo_to_dense");
 }
 
-#define SPADE_INSTANTIATE(T)                                                          \
-  template coo<T, gpu> csr_to_coo<T>(const csr<T, gpu>&);                             \
-  template csr<T, gpu> coo_to_csr<T>(const coo<T, gpu>&);                             \
-  template dense<T, gpu, row_major> csr_to_dense<T, row_major>(const csr<T, gpu>&);   \
-  template dense<T, gpu, col_major> csr_to_dense<T, col_major>(const csr<T, gpu>&);   \
-  template csr<T, gpu> dense_to_csr<T, row_major>(const dense<T, gpu, row_major>&);   \
-  template csr<T, gpu> dense_to_csr<T, col_major>(const dense<T, gpu, col_major>&);   \
-  template dense<T, gpu, col_major> relayout<T, row_major, col_major>(                \
-      const dense<T, gpu, row_major>&);                                               \
-  template dense<T, gpu, row_major> relayout<T, col_major, row_major>(                \
-      const dense<T, gpu, col_major>&);                                               \
-  template gcoo<T, gpu> csr_to_gcoo<T>(const csr<T, gpu>&, index_t);                  \
-  template csr<T, gpu> gcoo_to_csr<T>(const gcoo<T, gpu>&);                           \
-  template gcoo<T, gpu> dense_to_gcoo<T>(const dense<T, gpu, row_major>&, index_t);   \
-  template dense<T, gpu, row_major> gcoo_to_dense<T, row_major>(const gcoo<T, gpu>&); \
-  template dense<T, gpu, col_major> gcoo_to_dense<T, col_major>(const gcoo<T, gpu>&); \
-  template ellr<T, gpu> csr_to_ellr<T>(const csr<T, gpu>&, ellr_layout);              \
-  template csr<T, gpu> ellr_to_csr<T>(const ellr<T, gpu>&);                           \
-  template tiled<T, gpu> csr_to_tiled<T>(const csr<T, gpu>&);                         \
-  template csr<T, gpu> tiled_to_csr<T>(const tiled<T, gpu>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_CONVERT_CSR_COO_INSTANTIATIONS(float)
+SPADE_CONVERT_CSR_COO_INSTANTIATIONS(double)
+SPADE_CONVERT_DENSE_INSTANTIATIONS(float)
+SPADE_CONVERT_DENSE_INSTANTIATIONS(double)
+SPADE_CONVERT_ELLR_INSTANTIATIONS(float)
+SPADE_CONVERT_ELLR_INSTANTIATIONS(double)
+SPADE_CONVERT_GCOO_INSTANTIATIONS(float)
+SPADE_CONVERT_GCOO_INSTANTIATIONS(double)
+SPADE_CONVERT_TILED_INSTANTIATIONS(float)
+SPADE_CONVERT_TILED_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "convert/instantiate.hpp"
 #include "detail/cub_temp.cuh"
 #include "spade/core/error.hpp"
 #include "spade/device/convert.hpp"
@@ -269,11 +270,7 @@ csr<T, gpu> tiled_to_csr(const tiled<T, gpu>& a) {
                      std::move(values));
 }
 
-#define SPADE_INSTANTIATE(T)                                  \
-  template tiled<T, gpu> csr_to_tiled<T>(const csr<T, gpu>&); \
-  template csr<T, gpu> tiled_to_csr<T>(const tiled<T, gpu>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_CONVERT_TILED_INSTANTIATIONS(float)
+SPADE_CONVERT_TILED_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -7,6 +7,7 @@
 
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
+#include "kernels/instantiate.hpp"
 #include "spade/device/convert.hpp"
 #include "spade/device/kernels.hpp"
 
@@ -188,20 +189,7 @@ csr<T, gpu> transpose_by_sort(const csr<T, gpu>& a) {
   return coo_to_csr(swapped);
 }
 
-#define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                              \
-  template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation, \
-                                        const dense<T, gpu, LB>&, T, dense<T, gpu, LC>&);
-#define SPADE_INSTANTIATE(T)                                                                \
-  template void rowwise_spmv<T>(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T, \
-                                vector<T, gpu>&);                                           \
-  template csr<T, gpu> transpose_by_sort<T>(const csr<T, gpu>&);                            \
-  SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                        \
-  SPADE_INSTANTIATE_LAYOUTS(T, row_major, col_major)                                        \
-  SPADE_INSTANTIATE_LAYOUTS(T, col_major, row_major)                                        \
-  SPADE_INSTANTIATE_LAYOUTS(T, col_major, col_major)
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
-#undef SPADE_INSTANTIATE_LAYOUTS
+SPADE_KERNELS_ROWWISE_INSTANTIATIONS(float)
+SPADE_KERNELS_ROWWISE_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -8,6 +8,7 @@
 
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
+#include "kernels/instantiate.hpp"
 #include "spade/device/kernels.hpp"
 
 namespace spade::device {
@@ -249,19 +250,7 @@ ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, L
                   static_cast<int>(x.cols()), x_rows, threads_per_row, ctx);
 }
 
-#define SPADE_INSTANTIATE(T)                                                                       \
-  template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,         \
-                                         vector<T, gpu>&, int);                                    \
-  template ellr_spmv_launch ellr_spmm<T, row_major, row_major>(                                    \
-      T, const ellr<T, gpu>&, const dense<T, gpu, row_major>&, T, dense<T, gpu, row_major>&, int); \
-  template ellr_spmv_launch ellr_spmm<T, row_major, col_major>(                                    \
-      T, const ellr<T, gpu>&, const dense<T, gpu, row_major>&, T, dense<T, gpu, col_major>&, int); \
-  template ellr_spmv_launch ellr_spmm<T, col_major, row_major>(                                    \
-      T, const ellr<T, gpu>&, const dense<T, gpu, col_major>&, T, dense<T, gpu, row_major>&, int); \
-  template ellr_spmv_launch ellr_spmm<T, col_major, col_major>(                                    \
-      T, const ellr<T, gpu>&, const dense<T, gpu, col_major>&, T, dense<T, gpu, col_major>&, int);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_KERNELS_ELLR_INSTANTIATIONS(float)
+SPADE_KERNELS_ELLR_INSTANTIATIONS(double)
 
 }  // namespace spade::device

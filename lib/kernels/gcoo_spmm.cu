@@ -9,6 +9,7 @@
 
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
+#include "kernels/instantiate.hpp"
 #include "spade/device/kernels.hpp"
 
 namespace spade::device {
@@ -688,13 +689,7 @@ void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_maj
   SPADE_CHECK_LAUNCH("multiplying gcoo by a dense matrix (gcoo_spmm_paper)");
 }
 
-#define SPADE_INSTANTIATE(T)                                                                      \
-  template gcoo_spmm_launch gcoo_spmm<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, \
-                                         T, dense<T, gpu, row_major>&, int);                      \
-  template void gcoo_spmm_paper<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, T,    \
-                                   dense<T, gpu, row_major>&, int);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_KERNELS_GCOO_INSTANTIATIONS(float)
+SPADE_KERNELS_GCOO_INSTANTIATIONS(double)
 
 }  // namespace spade::device

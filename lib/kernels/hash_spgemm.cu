@@ -20,6 +20,7 @@
 
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
+#include "kernels/instantiate.hpp"
 #include "spade/device/kernels.hpp"
 
 namespace spade::device {
@@ -1756,12 +1757,7 @@ hash_spgemm_report hash_spgemm_profile(const csr<T, gpu>& a, const csr<T, gpu>& 
   return report;
 }
 
-#define SPADE_INSTANTIATE(T)                                                     \
-  template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&, \
-                                      hash_spgemm_report*, bool, std::int64_t);  \
-  template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_KERNELS_HASH_SPGEMM_INSTANTIATIONS(float)
+SPADE_KERNELS_HASH_SPGEMM_INSTANTIATIONS(double)
 
 }  // namespace spade::device

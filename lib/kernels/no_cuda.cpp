@@ -1,6 +1,7 @@
 // Spade's own kernels for builds without CUDA: each reports no_device.
 #include <string>
 
+#include "kernels/instantiate.hpp"
 #include "spade/core/error.hpp"
 #include "spade/device/kernels.hpp"
 
@@ -82,36 +83,15 @@ std::vector<T> tile_product_probe(const std::vector<T>&, const std::vector<T>&, 
   no_cuda("tile_product_probe");
 }
 
-#define SPADE_INSTANTIATE_LAYOUTS(T, LB, LC)                                                       \
-  template void rowwise_spmm<T, LB, LC>(T, const csr<T, gpu>&, operation,                          \
-                                        const dense<T, gpu, LB>&, T, dense<T, gpu, LC>&);          \
-  template ellr_spmv_launch ellr_spmm<T, LB, LC>(T, const ellr<T, gpu>&, const dense<T, gpu, LB>&, \
-                                                 T, dense<T, gpu, LC>&, int);
-#define SPADE_INSTANTIATE(T)                                                                      \
-  template gcoo_spmm_launch gcoo_spmm<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, \
-                                         T, dense<T, gpu, row_major>&, int);                      \
-  template void gcoo_spmm_paper<T>(T, const gcoo<T, gpu>&, const dense<T, gpu, row_major>&, T,    \
-                                   dense<T, gpu, row_major>&, int);                               \
-  template void rowwise_spmv<T>(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T,       \
-                                vector<T, gpu>&);                                                 \
-  template csr<T, gpu> transpose_by_sort<T>(const csr<T, gpu>&);                                  \
-  template csr<T, gpu> hash_spgemm<T>(T, const csr<T, gpu>&, const csr<T, gpu>&,                  \
-                                      hash_spgemm_report*, bool, std::int64_t);                   \
-  template hash_spgemm_report hash_spgemm_profile<T>(const csr<T, gpu>&, const csr<T, gpu>&);     \
-  template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,           \
-                                         tile_arithmetic, tiled_spgemm_report*, bool);            \
-  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                    \
-  template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&,     \
-                                                tile_arithmetic);                                 \
-  template ellr_spmv_launch ellr_spmv<T>(T, const ellr<T, gpu>&, const vector<T, gpu>&, T,        \
-                                         vector<T, gpu>&, int);                                   \
-  SPADE_INSTANTIATE_LAYOUTS(T, row_major, row_major)                                              \
-  SPADE_INSTANTIATE_LAYOUTS(T, row_major, col_major)                                              \
-  SPADE_INSTANTIATE_LAYOUTS(T, col_major, row_major)                                              \
-  SPADE_INSTANTIATE_LAYOUTS(T, col_major, col_major)
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
-#undef SPADE_INSTANTIATE_LAYOUTS
+SPADE_KERNELS_ROWWISE_INSTANTIATIONS(float)
+SPADE_KERNELS_ROWWISE_INSTANTIATIONS(double)
+SPADE_KERNELS_ELLR_INSTANTIATIONS(float)
+SPADE_KERNELS_ELLR_INSTANTIATIONS(double)
+SPADE_KERNELS_GCOO_INSTANTIATIONS(float)
+SPADE_KERNELS_GCOO_INSTANTIATIONS(double)
+SPADE_KERNELS_HASH_SPGEMM_INSTANTIATIONS(float)
+SPADE_KERNELS_HASH_SPGEMM_INSTANTIATIONS(double)
+SPADE_KERNELS_TILED_INSTANTIATIONS(float)
+SPADE_KERNELS_TILED_INSTANTIATIONS(double)
 
 }  // namespace spade::device

@@ -19,6 +19,7 @@
 
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
+#include "kernels/instantiate.hpp"
 #include "spade/device/kernels.hpp"
 
 namespace spade::device {
@@ -914,14 +915,7 @@ std::vector<T> tile_product_probe(const std::vector<T>& a, const std::vector<T>&
   return result;
 }
 
-#define SPADE_INSTANTIATE(T)                                                                  \
-  template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,       \
-                                         tile_arithmetic, tiled_spgemm_report*, bool);        \
-  template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                \
-  template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&, \
-                                                tile_arithmetic);
-SPADE_INSTANTIATE(float)
-SPADE_INSTANTIATE(double)
-#undef SPADE_INSTANTIATE
+SPADE_KERNELS_TILED_INSTANTIATIONS(float)
+SPADE_KERNELS_TILED_INSTANTIATIONS(double)
 
 }  // namespace spade::device
