@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/ellr_reference.hpp"
 #include "test_support.hpp"
 
 using spade::col_major;
@@ -25,7 +26,10 @@ using spade::index_t;
 using spade::row_major;
 
 using spade::testing::contains;
+using spade::testing::ellr_by_definition;
 using spade::testing::error_text;
+using spade::testing::expected_ellr;
+using spade::testing::row_length;
 
 namespace {
 
@@ -33,78 +37,6 @@ std::uint64_t fresh_seed() {
   static std::uint64_t calls = 0;
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
   return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
-
-template <class T>
-index_t row_length(const spade::csr<T, cpu>& a, index_t r) {
-  return a.row_ptr()[static_cast<std::size_t>(r) + 1] - a.row_ptr()[static_cast<std::size_t>(r)];
-}
-
-/// The arrays an ellr must hold, built from the layout's definition in ellr.hpp.
-template <class T>
-struct expected_ellr {
-  index_t slice_height = 0;
-  index_t width = 0;
-  std::vector<index_t> row_order, row_lengths, col_idx;
-  std::vector<std::int64_t> slice_offsets;
-  std::vector<T> values;
-};
-
-template <class T>
-expected_ellr<T> by_definition(const spade::csr<T, cpu>& a, ellr_layout layout) {
-  const index_t rows = a.rows();
-  expected_ellr<T> e;
-  e.slice_height = layout.slice_height > 0
-                       ? layout.slice_height
-                       : std::max<index_t>(32, static_cast<index_t>((rows + 31) / 32 * 32));
-  if (rows == 0) return e;
-  std::vector<index_t> at(static_cast<std::size_t>(rows));
-  for (index_t q = 0; q < rows; ++q)
-    at[static_cast<std::size_t>(q)] = q;
-  if (layout.slice_height > 0 && layout.sort_window > layout.slice_height) {
-    // Buckets keyed longest first, each filled in row order: a stable sort by length without
-    // calling a sort.
-    for (index_t first = 0; first < rows; first += layout.sort_window) {
-      const index_t last = std::min(rows, first + layout.sort_window);
-      std::map<index_t, std::vector<index_t>, std::greater<>> by_length;
-      for (index_t r = first; r < last; ++r)
-        by_length[row_length(a, r)].push_back(r);
-      index_t q = first;
-      for (const auto& [length, bucket] : by_length)
-        for (index_t r : bucket)
-          at[static_cast<std::size_t>(q++)] = r;
-    }
-    e.row_order = at;
-  }
-  const index_t h = e.slice_height;
-  const index_t slices = (rows + h - 1) / h;
-  e.slice_offsets.push_back(0);
-  for (index_t s = 0; s < slices; ++s) {
-    index_t widest = 0;
-    for (index_t q = s * h; q < std::min(rows, (s + 1) * h); ++q)
-      widest = std::max(widest, row_length(a, at[static_cast<std::size_t>(q)]));
-    e.width = std::max(e.width, widest);
-    // Each slice's width rounded up to whole groups of `lanes` entries.
-    const index_t groups = (widest + layout.lanes - 1) / layout.lanes;
-    e.slice_offsets.push_back(e.slice_offsets.back() + std::int64_t{groups} * layout.lanes * h);
-  }
-  e.values.assign(static_cast<std::size_t>(e.slice_offsets.back()), T(0));
-  e.col_idx.assign(static_cast<std::size_t>(e.slice_offsets.back()), 0);
-  for (index_t q = 0; q < rows; ++q) {
-    const index_t r = at[static_cast<std::size_t>(q)];
-    e.row_lengths.push_back(row_length(a, r));
-    for (index_t k = 0; k < row_length(a, r); ++k) {
-      // Group k / lanes of the slice holds every row's entries of that group, `lanes` apiece.
-      const std::int64_t group_start = std::int64_t{k / layout.lanes} * h * layout.lanes;
-      const auto slot =
-          static_cast<std::size_t>(e.slice_offsets[static_cast<std::size_t>(q / h)] + group_start +
-                                   (q % h) * layout.lanes + k % layout.lanes);
-      const auto from = static_cast<std::size_t>(a.row_ptr()[static_cast<std::size_t>(r)] + k);
-      e.values[slot] = a.values()[from];
-      e.col_idx[slot] = a.col_idx()[from];
-    }
-  }
-  return e;
 }
 
 template <class T>
@@ -417,7 +349,7 @@ TEST_CASE_TEMPLATE("csr → ellr matches the definition and round-trips, random 
         CAPTURE(seed);
         const auto a = spade::random_sparse<T>(rows, cols, density, seed);
         const auto e = spade::convert<spade::ellr>(a, layout);
-        check_equal(e, by_definition(a, layout), a, layout);
+        check_equal(e, ellr_by_definition(a, layout), a, layout);
         check_same(spade::convert<spade::csr>(e), a);
         check_same(spade::host::ellr_to_csr(spade::host::csr_to_ellr(a, layout)), a);
       }
@@ -441,7 +373,7 @@ TEST_CASE_TEMPLATE("empty rows, one very long row, all rows empty", T, float, do
       CAPTURE(layout.slice_height);
       CAPTURE(layout.sort_window);
       const auto e = spade::convert<spade::ellr>(*a, layout);
-      check_equal(e, by_definition(*a, layout), *a, layout);
+      check_equal(e, ellr_by_definition(*a, layout), *a, layout);
       check_same(spade::convert<spade::csr>(e), *a);
     }
   CHECK(spade::convert<spade::ellr>(long_row).width() == 5000);
@@ -474,7 +406,7 @@ TEST_CASE_TEMPLATE("the checked constructor takes the paper's arrays of any csr"
       check_same(spade::convert<spade::csr>(e), a);
       // Re-laid out by a conversion it matches the definition.
       check_equal(spade::convert<spade::ellr>(e, ellr_layout{4, 8}),
-                  by_definition(a, ellr_layout{4, 8}), a, ellr_layout{4, 8});
+                  ellr_by_definition(a, ellr_layout{4, 8}), a, ellr_layout{4, 8});
     }
 }
 
@@ -495,13 +427,13 @@ TEST_CASE("every real matrix round-trips in the paper's layout and in {32, 1024}
     const double paper_slots = (a.rows() + 31.0) / 32 * 32 * widest;
     if (paper_slots <= max_paper_slots) {
       const auto e = spade::convert<spade::ellr>(a);
-      check_equal(e, by_definition(a, ellr_layout{}), a, ellr_layout{});
+      check_equal(e, ellr_by_definition(a, ellr_layout{}), a, ellr_layout{});
       check_same(spade::convert<spade::csr>(e), a);
     } else {
       ++paper_skipped;
     }
     const auto sliced = spade::convert<spade::ellr>(a, ellr_layout{32, 1024});
-    check_equal(sliced, by_definition(a, ellr_layout{32, 1024}), a, ellr_layout{32, 1024});
+    check_equal(sliced, ellr_by_definition(a, ellr_layout{32, 1024}), a, ellr_layout{32, 1024});
     check_same(spade::convert<spade::csr>(sliced), a);
     ++checked;
   }
@@ -632,7 +564,7 @@ TEST_CASE_TEMPLATE("sparse × sparse with ellr operands, and assignment to an el
   // Assigned to an ellr the result is laid out as the paper's ELLPACK-R of the csr product.
   const spade::ellr<T, cpu> as_ellr = ea * eb;
   CHECK(as_ellr.layout() == ellr_layout{});
-  check_equal(as_ellr, by_definition(p, ellr_layout{}), p, ellr_layout{});
+  check_equal(as_ellr, ellr_by_definition(p, ellr_layout{}), p, ellr_layout{});
 }
 
 TEST_CASE_TEMPLATE("an ellr operand is converted once; writing its values drops the cache", T,
@@ -668,8 +600,8 @@ TEST_CASE_TEMPLATE("ellr from and to coo, dense, gcoo; to_eigen; Matrix Market",
   CAPTURE(seed);
   const auto a = spade::random_sparse<T>(37, 29, 0.15, seed);
   const ellr_layout sliced{4, 16};
-  const auto want_paper = by_definition(a, ellr_layout{});
-  const auto want_sliced = by_definition(a, sliced);
+  const auto want_paper = ellr_by_definition(a, ellr_layout{});
+  const auto want_sliced = ellr_by_definition(a, sliced);
   // random_sparse stores no zeros, so dense sources hold the same entries.
   spade::dense<T, cpu> d(a.rows(), a.cols());
   spade::dense<T, cpu, col_major> dc(a.rows(), a.cols());
@@ -704,7 +636,7 @@ TEST_CASE_TEMPLATE("ellr from and to coo, dense, gcoo; to_eigen; Matrix Market",
     CHECK(entries_of(spade::convert<spade::coo>(e)) == entries_of(a));
     const auto g = spade::convert<spade::gcoo>(spade::convert<spade::csr>(e), 3);
     check_same(spade::convert<spade::csr>(g), a);
-    check_equal(spade::convert<spade::ellr>(g, layout), by_definition(a, layout), a, layout);
+    check_equal(spade::convert<spade::ellr>(g, layout), ellr_by_definition(a, layout), a, layout);
 
     const Eigen::SparseMatrix<T, Eigen::RowMajor, int> m = spade::to_eigen(e);
     CHECK(m.rows() == a.rows());
@@ -735,7 +667,7 @@ TEST_CASE_TEMPLATE("convert<ellr>(ellr, layout) re-lays out; the same layout is 
       CAPTURE(to.slice_height);
       CAPTURE(to.sort_window);
       const auto e = spade::convert<spade::ellr>(a, from);
-      check_equal(spade::convert<spade::ellr>(e, to), by_definition(a, to), a, to);
+      check_equal(spade::convert<spade::ellr>(e, to), ellr_by_definition(a, to), a, to);
     }
   // Without a layout an ellr source keeps its own, as a gcoo keeps its p.
   const auto sorted = spade::convert<spade::ellr>(a, ellr_layout{4, 8});

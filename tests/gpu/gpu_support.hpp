@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -119,6 +120,31 @@ csr<T, cpu> random_csr(index_t rows, index_t cols, double density, splitmix64& r
     row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<index_t>(col_idx.size());
   }
   return csr<T, cpu>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+/// `a` with each row listed in `rows` replaced by `length` entries at columns 0, 1, ... (random
+/// values), the other rows kept: one long row among short ones, the case that load-balancing
+/// kernels split or bin apart.
+template <class T>
+csr<T, cpu> with_long_rows(const csr<T, cpu>& a, const std::vector<index_t>& rows, index_t length,
+                           splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    if (std::find(rows.begin(), rows.end(), i) != rows.end()) {
+      for (index_t j = 0; j < length; ++j) {
+        col_idx.push_back(j);
+        values.push_back(nonzero_value<T>(rng));
+      }
+    } else {
+      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+        col_idx.push_back(a.col_idx()[k]);
+        values.push_back(a.values()[k]);
+      }
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values));
 }
 
 /// `entries` coo triplets in random order drawn from `positions` random positions, so most

@@ -20,6 +20,7 @@
 #include <spade/spade.hpp>
 
 #include "gpu_support.hpp"
+#include "support/ellr_reference.hpp"
 #include "test_support.hpp"
 
 using spade::col_major;
@@ -31,11 +32,16 @@ using spade::row_major;
 using spade::testing::bits_equal;
 using spade::testing::check_same;
 using spade::testing::contains;
+using spade::testing::ellr_by_definition;
+using spade::testing::expected_ellr;
 using spade::testing::fresh_seed;
+using spade::testing::longest_row;
 using spade::testing::no_device;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
+using spade::testing::row_length;
 using spade::testing::splitmix64;
+using spade::testing::with_long_rows;
 
 namespace {
 
@@ -69,43 +75,6 @@ void poison_pool(std::size_t bytes) {
 }
 
 // ---- inputs -----------------------------------------------------------------------------------
-
-template <class T>
-index_t row_length(const spade::csr<T, cpu>& a, index_t r) {
-  return a.row_ptr()[static_cast<std::size_t>(r) + 1] - a.row_ptr()[static_cast<std::size_t>(r)];
-}
-
-template <class T>
-index_t longest_row(const spade::csr<T, cpu>& a) {
-  index_t widest = 0;
-  for (index_t r = 0; r < a.rows(); ++r)
-    widest = std::max(widest, row_length(a, r));
-  return widest;
-}
-
-// `a` with row `row` replaced by `length` entries at columns 0, 1, ... (random values).
-template <class T>
-spade::csr<T, cpu> with_long_row(const spade::csr<T, cpu>& a, index_t row, index_t length,
-                                 splitmix64& rng) {
-  std::vector<index_t> row_ptr{0}, col_idx;
-  std::vector<T> values;
-  for (index_t i = 0; i < a.rows(); ++i) {
-    if (i == row) {
-      for (index_t j = 0; j < length; ++j) {
-        col_idx.push_back(j);
-        values.push_back(spade::testing::nonzero_value<T>(rng));
-      }
-    } else {
-      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
-        col_idx.push_back(a.col_idx()[k]);
-        values.push_back(a.values()[k]);
-      }
-    }
-    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
-  }
-  return spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
-                            std::move(values));
-}
 
 // A csr whose row i holds lengths[i] entries at columns 0, 1, ... (random values).
 template <class T>
@@ -149,80 +118,12 @@ std::vector<named_csr<T>> edge_matrices(splitmix64& rng, bool with_tall) {
     m.push_back({"1000003x5, some rows empty", random_csr<T>(1000003, 5, 0.25, rng, 0.6)});
   m.push_back({"70x20 without entries", spade::csr<T, cpu>(70, 20)});
   m.push_back({"300x20000, row 117 full",
-               with_long_row(random_csr<T>(300, 20000, 0.0005, rng, 0.8), 117, 20000, rng)});
+               with_long_rows(random_csr<T>(300, 20000, 0.0005, rng, 0.8), {117}, 20000, rng)});
   for (const double density : {0.0, 0.1, 0.5, 1.0})
     m.push_back({"257x95 at density " + std::to_string(density),
                  random_csr<T>(257, 95, density, rng, 0.8, 0.05)});
   m.push_back({"4100x40, windows cut mid-slice", random_csr<T>(4100, 40, 0.1, rng, 0.9)});
   return m;
-}
-
-// ---- the reference layout, by definition ------------------------------------------------------
-
-// The arrays an ellr must hold, from the layout's definition in ellr.hpp (tests/cpu/test_ellr.cpp
-// builds the same): positions sorted by length inside each sort window with buckets, not a sort.
-template <class T>
-struct expected_ellr {
-  index_t slice_height = 0;
-  index_t width = 0;
-  std::vector<index_t> row_order, row_lengths, col_idx;
-  std::vector<std::int64_t> slice_offsets;
-  std::vector<T> values;
-};
-
-template <class T>
-expected_ellr<T> by_definition(const spade::csr<T, cpu>& a, ellr_layout layout) {
-  const index_t rows = a.rows();
-  expected_ellr<T> e;
-  e.slice_height = layout.slice_height > 0
-                       ? layout.slice_height
-                       : std::max<index_t>(32, static_cast<index_t>((rows + 31) / 32 * 32));
-  if (rows == 0) return e;
-  std::vector<index_t> at(static_cast<std::size_t>(rows));
-  for (index_t q = 0; q < rows; ++q)
-    at[static_cast<std::size_t>(q)] = q;
-  if (layout.slice_height > 0 && layout.sort_window > layout.slice_height) {
-    for (index_t first = 0; first < rows; first += layout.sort_window) {
-      const index_t last = std::min(rows, first + layout.sort_window);
-      std::map<index_t, std::vector<index_t>, std::greater<>> by_length;
-      for (index_t r = first; r < last; ++r)
-        by_length[row_length(a, r)].push_back(r);
-      index_t q = first;
-      for (const auto& [length, bucket] : by_length)
-        for (const index_t r : bucket)
-          at[static_cast<std::size_t>(q++)] = r;
-    }
-    e.row_order = at;
-  }
-  const index_t h = e.slice_height;
-  const index_t slices = (rows + h - 1) / h;
-  e.slice_offsets.push_back(0);
-  for (index_t s = 0; s < slices; ++s) {
-    index_t widest = 0;
-    for (index_t q = s * h; q < std::min(rows, (s + 1) * h); ++q)
-      widest = std::max(widest, row_length(a, at[static_cast<std::size_t>(q)]));
-    e.width = std::max(e.width, widest);
-    // Each slice's width rounded up to whole groups of `lanes` entries.
-    const index_t groups = (widest + layout.lanes - 1) / layout.lanes;
-    e.slice_offsets.push_back(e.slice_offsets.back() + std::int64_t{groups} * layout.lanes * h);
-  }
-  e.values.assign(static_cast<std::size_t>(e.slice_offsets.back()), T(0));
-  e.col_idx.assign(static_cast<std::size_t>(e.slice_offsets.back()), 0);
-  for (index_t q = 0; q < rows; ++q) {
-    const index_t r = at[static_cast<std::size_t>(q)];
-    e.row_lengths.push_back(row_length(a, r));
-    for (index_t k = 0; k < row_length(a, r); ++k) {
-      // Group k / lanes of the slice holds every row's entries of that group, `lanes` apiece.
-      const std::int64_t group_start = std::int64_t{k / layout.lanes} * h * layout.lanes;
-      const auto slot =
-          static_cast<std::size_t>(e.slice_offsets[static_cast<std::size_t>(q / h)] + group_start +
-                                   (q % h) * layout.lanes + k % layout.lanes);
-      const auto from = static_cast<std::size_t>(a.row_ptr()[static_cast<std::size_t>(r)] + k);
-      e.values[slot] = a.values()[from];
-      e.col_idx[slot] = a.col_idx()[from];
-    }
-  }
-  return e;
 }
 
 // The paper's arrays of `a` (rows × width column-major, entry k of row r at k·rows + r), made
@@ -307,7 +208,7 @@ void check_conversion(const spade::csr<T, cpu>& a, const spade::csr<T, gpu>& g,
   poison_pool(ellr_bytes<T>(want.padded_size(), a.rows()));
   const spade::ellr<T, gpu> got = spade::device::csr_to_ellr(g, layout);
   check_same_ellr(got, want);
-  check_definition(got, by_definition(a, layout));
+  check_definition(got, ellr_by_definition(a, layout));
   CHECK(got.layout() == layout);
   poison_pool(static_cast<std::size_t>(a.nnz()) * (sizeof(T) + sizeof(index_t)) +
               static_cast<std::size_t>(a.rows()) * 2 * sizeof(index_t) + 64);
@@ -524,7 +425,7 @@ TEST_CASE_TEMPLATE("gpu csr -> ellr equals the host's and the definition; ellr -
   // One full row among short ones: the paper's layout pads every row to it; sorted into the
   // first slice it costs one slice of padding.
   const spade::csr<T, gpu> long_row =
-      spade::to_gpu(with_long_row(random_csr<T>(300, 20000, 0.0005, rng), 117, 20000, rng));
+      spade::to_gpu(with_long_rows(random_csr<T>(300, 20000, 0.0005, rng), {117}, 20000, rng));
   const spade::ellr<T, gpu> paper = spade::device::csr_to_ellr(long_row, ellr_layout{});
   CHECK(paper.width() == 20000);
   CHECK(paper.padded_size() == std::int64_t{320} * 20000);
@@ -707,7 +608,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-
   matrices.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8)});
   matrices.push_back({"257x95, empty rows", random_csr<T>(257, 95, 0.1, rng, 0.7)});
   matrices.push_back({"300x2000, one row of 2000",
-                      with_long_row(random_csr<T>(300, 2000, 0.004, rng), 42, 2000, rng)});
+                      with_long_rows(random_csr<T>(300, 2000, 0.004, rng), {42}, 2000, rng)});
   for (const auto& [name, a] : matrices) {
     CAPTURE(name);
     const spade::csr<T, gpu> g = spade::to_gpu(a);

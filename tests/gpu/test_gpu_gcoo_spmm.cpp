@@ -421,24 +421,10 @@ TEST_CASE_TEMPLATE("gcoo_spmm: arrival counters grow when one schedule meets mor
   auto a = random_csr<T>(40000, 300, 0.01, rng);
   {
     // Every 97th row touches all columns: long groups, split at 16 entries.
-    std::vector<index_t> row_ptr{0}, col_idx;
-    std::vector<T> values;
-    for (index_t i = 0; i < a.rows(); ++i) {
-      if (i % 97 == 0) {
-        for (index_t j = 0; j < a.cols(); ++j) {
-          col_idx.push_back(j);
-          values.push_back(spade::testing::nonzero_value<T>(rng));
-        }
-      } else {
-        for (index_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) {
-          col_idx.push_back(a.col_idx()[q]);
-          values.push_back(a.values()[q]);
-        }
-      }
-      row_ptr.push_back(static_cast<index_t>(col_idx.size()));
-    }
-    a = spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
-                           std::move(values));
+    std::vector<index_t> every_97th;
+    for (index_t i = 0; i < a.rows(); i += 97)
+      every_97th.push_back(i);
+    a = spade::testing::with_long_rows(a, every_97th, a.cols(), rng);
   }
   const spade::gcoo<T, gpu> g = spade::convert<spade::gcoo>(spade::to_gpu(a), 4);
   const double eps = std::numeric_limits<T>::epsilon();

@@ -30,6 +30,7 @@ using spade::testing::pool_guard;
 using spade::testing::random_csr;
 using spade::testing::splitmix64;
 using spade::testing::transposed;
+using spade::testing::with_long_rows;
 
 namespace {
 
@@ -43,30 +44,6 @@ spade::csr<T, cpu> run_hash(const spade::csr<T, cpu>& a, const spade::csr<T, cpu
                             static_cast<std::size_t>(a.nnz() + b.nnz()) * 2 * (4 + sizeof(T));
   poison_pool(std::min<std::size_t>(guess, std::size_t{1} << 28));
   return spade::to_cpu(spade::device::hash_spgemm(alpha, a_d, b_d, report, false, dense_row_min));
-}
-
-// A csr whose listed rows hold every column (random values), the rest as in `a`.
-template <class T>
-spade::csr<T, cpu> with_full_rows(const spade::csr<T, cpu>& a, const std::vector<index_t>& rows,
-                                  splitmix64& rng) {
-  std::vector<index_t> row_ptr{0}, col_idx;
-  std::vector<T> values;
-  for (index_t i = 0; i < a.rows(); ++i) {
-    if (std::find(rows.begin(), rows.end(), i) != rows.end()) {
-      for (index_t j = 0; j < a.cols(); ++j) {
-        col_idx.push_back(j);
-        values.push_back(spade::testing::nonzero_value<T>(rng));
-      }
-    } else {
-      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
-        col_idx.push_back(a.col_idx()[k]);
-        values.push_back(a.values()[k]);
-      }
-    }
-    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
-  }
-  return spade::csr<T, cpu>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
-                            std::move(values));
 }
 
 }  // namespace
@@ -216,8 +193,9 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column
 
   // Full rows of A times a B whose row 0 is full: C's rows 3 and 700 touch every one of 20000
   // columns (long in both phases: a dense accumulator, split across blocks).
-  const auto wide_b = with_full_rows(random_csr<T>(2000, 20000, 0.002, rng, 0.9), {0}, rng);
-  const auto wide_a = with_full_rows(random_csr<T>(900, 2000, 0.003, rng, 0.7), {3, 700}, rng);
+  const auto wide_b = with_long_rows(random_csr<T>(2000, 20000, 0.002, rng, 0.9), {0}, 20000, rng);
+  const auto wide_a =
+      with_long_rows(random_csr<T>(900, 2000, 0.003, rng, 0.7), {3, 700}, 2000, rng);
   spade::device::hash_spgemm_report wide;
   const auto c = run_hash(wide_a, wide_b, T(0.5), &wide);
   CAPTURE(wide.describe());
