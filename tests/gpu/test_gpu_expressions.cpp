@@ -55,18 +55,32 @@ double tiny() {
 template <class L>
 using other_layout = std::conditional_t<std::is_same_v<L, row_major>, col_major, row_major>;
 
+/// f(layout) for each dense layout, the layout CAPTUREd so that a failure names it.
 template <class F>
 void for_each_layout(F&& f) {
-  f(row_major{});
-  f(col_major{});
+  const auto run = [&](auto layout) {
+    const char* layout_name = decltype(layout)::name;
+    CAPTURE(layout_name);
+    f(layout);
+  };
+  run(row_major{});
+  run(col_major{});
 }
 
+/// f(first, second) for each pair of dense layouts, both CAPTUREd.
 template <class F>
 void for_each_layout_pair(F&& f) {
-  f(row_major{}, row_major{});
-  f(row_major{}, col_major{});
-  f(col_major{}, row_major{});
-  f(col_major{}, col_major{});
+  const auto run = [&](auto first, auto second) {
+    const char* first_layout = decltype(first)::name;
+    const char* second_layout = decltype(second)::name;
+    CAPTURE(first_layout);
+    CAPTURE(second_layout);
+    f(first, second);
+  };
+  run(row_major{}, row_major{});
+  run(row_major{}, col_major{});
+  run(col_major{}, row_major{});
+  run(col_major{}, col_major{});
 }
 
 /// A new seed from the clock, or the one $SPADE_TEST_SEED names, to replay a failure.
@@ -267,6 +281,43 @@ std::vector<named_csr<T>> sparse_cases(index_t rows, index_t cols, splitmix64& r
   return cases;
 }
 
+/// One pattern of sparse_cases on the device as csr and as coo (entries repeated and shuffled),
+/// with a partner of the transposed shape for op(S) = Sᵀ, and each of the four in double.
+template <class T>
+struct sparse_operand {
+  // Members are made in declaration order: the coo shuffles draw from rng as they always did.
+  sparse_operand(const spade::csr<T, cpu>& pattern, const spade::csr<T, cpu>& partner,
+                 splitmix64& rng)
+      : csr(spade::to_gpu(pattern)),
+        coo(gpu_coo_of(pattern, rng)),
+        t_csr(spade::to_gpu(partner)),
+        t_coo(gpu_coo_of(partner, rng)),
+        csr_d(to_double(csr)),
+        coo_d(to_double(coo)),
+        t_csr_d(to_double(t_csr)),
+        t_coo_d(to_double(t_coo)) {}
+
+  spade::csr<T, gpu> csr;
+  spade::coo<T, gpu> coo;
+  spade::csr<T, gpu> t_csr;
+  spade::coo<T, gpu> t_coo;
+  matrix_d csr_d, coo_d, t_csr_d, t_coo_d;
+};
+
+/// Runs `check(operand)` for every pattern of sparse_cases(rows, cols), each paired with the
+/// pattern at the same place in sparse_cases(cols, rows) (its last where that one has fewer).
+template <class T, class Check>
+void for_each_sparse_operand(index_t rows, index_t cols, splitmix64& rng, Check&& check) {
+  const auto cases = sparse_cases<T>(rows, cols, rng);
+  const auto transposed_cases = sparse_cases<T>(cols, rows, rng);
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const std::string& name = cases[c].name;
+    CAPTURE(name);
+    const auto& partner = transposed_cases[std::min(c, transposed_cases.size() - 1)].matrix;
+    check(sparse_operand<T>(cases[c].matrix, partner, rng));
+  }
+}
+
 struct shape {
   index_t m, k, n;  // op(A) is m × k, op(B) is k × n
 };
@@ -278,6 +329,42 @@ struct extent {
   index_t rows, cols;
 };
 const std::vector<extent> sum_shapes = {{0, 0}, {1, 1}, {31, 33}, {33, 31}, {32, 32}};
+
+struct chain {
+  index_t m, k, p, n;  // A is m × k, X is k × p, W is p × n
+};
+
+std::string describe(const shape& s) {
+  return "m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) + " n=" + std::to_string(s.n);
+}
+std::string describe(const extent& s) {
+  return "rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols);
+}
+std::string describe(const chain& s) {
+  return "m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) + " p=" + std::to_string(s.p) +
+         " n=" + std::to_string(s.n);
+}
+std::string describe(index_t n) {
+  return "n=" + std::to_string(n);
+}
+
+/// The loop of every shape-driven case: `check(shape, rng)` (or `check(shape, rng, seed)`, for
+/// inputs made from the seed itself) once per shape, each with its own seed, CAPTUREd with the
+/// shape so that a failure says what to replay with $SPADE_TEST_SEED.
+template <class Shapes, class Check>
+void for_each_seeded_shape(const Shapes& shapes, Check&& check) {
+  for (const auto& s : shapes) {
+    const std::uint64_t seed = case_seed();
+    const std::string shape_text = describe(s);
+    CAPTURE(shape_text);
+    CAPTURE(seed);
+    splitmix64 rng{seed};
+    if constexpr (std::is_invocable_v<Check&, decltype(s), splitmix64&>)
+      check(s, rng);
+    else
+      check(s, rng, seed);
+  }
+}
 
 // ---- checks ----------------------------------------------------------------------------------
 
@@ -413,6 +500,32 @@ void check_aliased(const char* what, const Dest& initial, Make&& make, const mat
   if constexpr (spade::is_csr_v<Dest>) CHECK(same_pattern(spade::to_cpu(dest), reference));
 }
 
+/// A csr of uneven rows (mostly empty, or one dense) in every product kind: csr and coo by a
+/// vector, by B of 5 columns in each layout (each kernel forced too), and A·Aᵀ (and AᵀA when
+/// `transpose_first_too`).
+template <class T>
+void check_uneven_rows(const spade::csr<T, cpu>& a_h, splitmix64& rng, bool transpose_first_too) {
+  const index_t cols = a_h.cols();
+  const auto a = spade::to_gpu(a_h);
+  const auto a_coo = gpu_coo_of(a_h, rng);
+  const auto x = gpu_vector<T>(cols, rng);
+  const matrix_d a_d = to_double(a);
+  const matrix_d x_d = to_double(x);
+  check_product("csr*x", a * x, a_d, x_d);
+  check_product("coo*x", a_coo * x, to_double(a_coo), x_d);
+  for_each_layout([&](auto lb) {
+    using LB = decltype(lb);
+    const auto b = gpu_dense<T, LB>(cols, 5, rng);
+    const matrix_d b_d = to_double(b);
+    check_product("csr*B", a * b, a_d, b_d);
+    check_forced("csr*B", a * b, a_d, b_d);
+  });
+  const sparse_d a_s = to_sparse_double(a);
+  check_spgemm("A*transpose(A)", a * spade::transpose(a), a_s, sparse_d(a_s.transpose()));
+  if (transpose_first_too)
+    check_spgemm("transpose(A)*A", spade::transpose(a) * a, sparse_d(a_s.transpose()), a_s);
+}
+
 }  // namespace
 
 // ---- products ------------------------------------------------------------------------------
@@ -420,18 +533,10 @@ void check_aliased(const char* what, const Dest& initial, Make&& make, const mat
 TEST_CASE_TEMPLATE("dense x dense (cublas_gemm): four layout pairs, transposes, edge shapes", T,
                    float, double) {
   pool_guard guard;
-  for (const shape& s : product_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(s.n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(product_shapes, [&](const shape& s, splitmix64& rng) {
     for_each_layout_pair([&](auto la, auto lb) {
       using LA = decltype(la);
       using LB = decltype(lb);
-      CAPTURE(LA::name);
-      CAPTURE(LB::name);
       const auto a = gpu_dense<T, LA>(s.m, s.k, rng);
       const auto b = gpu_dense<T, LB>(s.k, s.n, rng);
       const auto at = gpu_dense<T, LA>(s.k, s.m, rng);
@@ -462,7 +567,7 @@ TEST_CASE_TEMPLATE("dense x dense (cublas_gemm): four layout pairs, transposes, 
       check_close<T>("A*B into a destination of another shape", to_double(wrong_shape), want,
                      magnitude, row_terms(a_d));
     });
-  }
+  });
 }
 
 TEST_CASE_TEMPLATE(
@@ -471,61 +576,46 @@ TEST_CASE_TEMPLATE(
   pool_guard guard;
   int spmm_chosen = 0;
   int gemm_chosen = 0;
-  for (const shape& s : product_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(s.n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
-    const auto cases = sparse_cases<T>(s.m, s.k, rng);
-    const auto transposed_cases = sparse_cases<T>(s.k, s.m, rng);
-    for (std::size_t c = 0; c < cases.size(); ++c) {
-      const std::string& name = cases[c].name;
-      CAPTURE(name);
-      const auto a = spade::to_gpu(cases[c].matrix);
-      const auto a_coo = gpu_coo_of(cases[c].matrix, rng);
-      const auto& at_h = transposed_cases[std::min(c, transposed_cases.size() - 1)].matrix;
-      const auto at = spade::to_gpu(at_h);
-      const auto at_coo = gpu_coo_of(at_h, rng);
-      const matrix_d a_d = to_double(a);
-      const matrix_d ac_d = to_double(a_coo);
-      const matrix_d at_d = to_double(at);
-      const matrix_d atc_d = to_double(at_coo);
+  for_each_seeded_shape(product_shapes, [&](const shape& s, splitmix64& rng) {
+    for_each_sparse_operand<T>(s.m, s.k, rng, [&](const sparse_operand<T>& a) {
       for_each_layout([&](auto lb) {
         using LB = decltype(lb);
-        CAPTURE(LB::name);
         const auto b = gpu_dense<T, LB>(s.k, s.n, rng);
         const auto bt = gpu_dense<T, LB>(s.n, s.k, rng);
         const matrix_d b_d = to_double(b);
         const matrix_d bt_d = to_double(bt);
-        check_product("csr*dense", a * b, a_d, b_d);
-        check_product("coo*dense", a_coo * b, ac_d, b_d);
-        check_product("transpose(csr)*dense", spade::transpose(at) * b, at_d.transpose(), b_d);
-        check_product("transpose(coo)*dense", spade::transpose(at_coo) * b, atc_d.transpose(), b_d);
-        check_product("csr*transpose(dense)", a * spade::transpose(bt), a_d, bt_d.transpose());
-        check_product("coo*transpose(dense)", a_coo * spade::transpose(bt), ac_d, bt_d.transpose());
+        check_product("csr*dense", a.csr * b, a.csr_d, b_d);
+        check_product("coo*dense", a.coo * b, a.coo_d, b_d);
+        check_product("transpose(csr)*dense", spade::transpose(a.t_csr) * b, a.t_csr_d.transpose(),
+                      b_d);
+        check_product("transpose(coo)*dense", spade::transpose(a.t_coo) * b, a.t_coo_d.transpose(),
+                      b_d);
+        check_product("csr*transpose(dense)", a.csr * spade::transpose(bt), a.csr_d,
+                      bt_d.transpose());
+        check_product("coo*transpose(dense)", a.coo * spade::transpose(bt), a.coo_d,
+                      bt_d.transpose());
 
         // explain names the kernel the lhs density selects.
         const double threshold = spade::tuning().densify_density;
-        const bool csr_densified = density(a) >= threshold;
+        const bool csr_densified = density(a.csr) >= threshold;
         // Below the threshold cuSPARSE: these matrices have fewer than gcoo_min_rows rows.
-        REQUIRE(a.rows() < spade::tuning().gcoo_min_rows);
+        REQUIRE(a.csr.rows() < spade::tuning().gcoo_min_rows);
         const char* sparse_choice = "chosen: cusparse_spmm";
-        CHECK(
-            contains(spade::explain(a * b), csr_densified ? "chosen: cublas_gemm" : sparse_choice));
-        CHECK(contains(spade::explain(a_coo * b),
-                       density(a_coo) >= threshold ? "chosen: cublas_gemm" : sparse_choice));
+        CHECK(contains(spade::explain(a.csr * b),
+                       csr_densified ? "chosen: cublas_gemm" : sparse_choice));
+        CHECK(contains(spade::explain(a.coo * b),
+                       density(a.coo) >= threshold ? "chosen: cublas_gemm" : sparse_choice));
         ++(csr_densified ? gemm_chosen : spmm_chosen);
 
-        check_forced("csr*dense", a * b, a_d, b_d);
-        check_forced("coo*dense", a_coo * b, ac_d, b_d);
-        check_forced("transpose(coo)*dense", spade::transpose(at_coo) * b, atc_d.transpose(), b_d,
-                     false);
-        check_forced("csr*transpose(dense)", a * spade::transpose(bt), a_d, bt_d.transpose());
+        check_forced("csr*dense", a.csr * b, a.csr_d, b_d);
+        check_forced("coo*dense", a.coo * b, a.coo_d, b_d);
+        check_forced("transpose(coo)*dense", spade::transpose(a.t_coo) * b, a.t_coo_d.transpose(),
+                     b_d, false);
+        check_forced("csr*transpose(dense)", a.csr * spade::transpose(bt), a.csr_d,
+                     bt_d.transpose());
       });
-    }
-  }
+    });
+  });
   // Both sides of densify_density ran.
   CHECK(spmm_chosen > 0);
   CHECK(gemm_chosen > 0);
@@ -534,56 +624,33 @@ TEST_CASE_TEMPLATE(
 TEST_CASE_TEMPLATE("dense x sparse (csr, coo): both layouts, transposes, edge shapes", T, float,
                    double) {
   pool_guard guard;
-  for (const shape& s : product_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(s.n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
-    const auto cases = sparse_cases<T>(s.k, s.n, rng);
-    const auto transposed_cases = sparse_cases<T>(s.n, s.k, rng);
-    for (std::size_t c = 0; c < cases.size(); ++c) {
-      const std::string& name = cases[c].name;
-      CAPTURE(name);
-      const auto b = spade::to_gpu(cases[c].matrix);
-      const auto b_coo = gpu_coo_of(cases[c].matrix, rng);
-      const auto& bt_h = transposed_cases[std::min(c, transposed_cases.size() - 1)].matrix;
-      const auto bt = spade::to_gpu(bt_h);
-      const auto bt_coo = gpu_coo_of(bt_h, rng);
-      const matrix_d b_d = to_double(b);
-      const matrix_d bc_d = to_double(b_coo);
-      const matrix_d bt_d = to_double(bt);
-      const matrix_d btc_d = to_double(bt_coo);
+  for_each_seeded_shape(product_shapes, [&](const shape& s, splitmix64& rng) {
+    for_each_sparse_operand<T>(s.k, s.n, rng, [&](const sparse_operand<T>& b) {
       for_each_layout([&](auto la) {
         using LA = decltype(la);
-        CAPTURE(LA::name);
         const auto a = gpu_dense<T, LA>(s.m, s.k, rng);
         const auto at = gpu_dense<T, LA>(s.k, s.m, rng);
         const matrix_d a_d = to_double(a);
         const matrix_d at_d = to_double(at);
-        check_product("dense*csr", a * b, a_d, b_d);
-        check_product("dense*coo", a * b_coo, a_d, bc_d);
-        check_product("transpose(dense)*csr", spade::transpose(at) * b, at_d.transpose(), b_d);
-        check_product("dense*transpose(csr)", a * spade::transpose(bt), a_d, bt_d.transpose());
+        check_product("dense*csr", a * b.csr, a_d, b.csr_d);
+        check_product("dense*coo", a * b.coo, a_d, b.coo_d);
+        check_product("transpose(dense)*csr", spade::transpose(at) * b.csr, at_d.transpose(),
+                      b.csr_d);
+        check_product("dense*transpose(csr)", a * spade::transpose(b.t_csr), a_d,
+                      b.t_csr_d.transpose());
         check_product("transpose(dense)*transpose(coo)",
-                      spade::transpose(at) * spade::transpose(bt_coo), at_d.transpose(),
-                      btc_d.transpose());
-        CHECK(contains(spade::explain(a * b), "chosen: cublas_gemm"));
+                      spade::transpose(at) * spade::transpose(b.t_coo), at_d.transpose(),
+                      b.t_coo_d.transpose());
+        CHECK(contains(spade::explain(a * b.csr), "chosen: cublas_gemm"));
       });
-    }
-  }
+    });
+  });
 }
 
 TEST_CASE_TEMPLATE("matrix x vector: csr, coo (cusparse_spmv) and dense (cublas_gemv), transposes",
                    T, float, double) {
   pool_guard guard;
-  for (const shape& s : product_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(product_shapes, [&](const shape& s, splitmix64& rng) {
     const auto x = gpu_vector<T>(s.k, rng);
     const auto xm = gpu_vector<T>(s.m, rng);  // for op(A) = Aᵀ
     const matrix_d x_d = to_double(x);
@@ -605,14 +672,13 @@ TEST_CASE_TEMPLATE("matrix x vector: csr, coo (cusparse_spmv) and dense (cublas_
     }
     for_each_layout([&](auto la) {
       using LA = decltype(la);
-      CAPTURE(LA::name);
       const auto d = gpu_dense<T, LA>(s.m, s.k, rng);
       const matrix_d d_d = to_double(d);
       check_product("dense*x", d * x, d_d, x_d);
       check_product("transpose(dense)*x", spade::transpose(d) * xm, d_d.transpose(), xm_d);
       CHECK(contains(spade::explain(d * x), "chosen: cublas_gemv"));
     });
-  }
+  });
 }
 
 // On CUDA 13.0 (H200) cuSPARSE SpMV was seen to drop the last row of a 32-row csr (y[31] = 0, and
@@ -648,13 +714,7 @@ TEST_CASE_TEMPLATE(
     "sparse x sparse (hash_spgemm): Eigen's unpruned pattern, values, transpose(A)*A", T, float,
     double) {
   pool_guard guard;
-  for (const shape& s : product_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(s.n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(product_shapes, [&](const shape& s, splitmix64& rng) {
     const auto lhs_cases = sparse_cases<T>(s.m, s.k, rng);
     const auto rhs_cases = sparse_cases<T>(s.k, s.n, rng);
     const auto rhs_transposed = sparse_cases<T>(s.n, s.k, rng);
@@ -685,7 +745,7 @@ TEST_CASE_TEMPLATE(
       check_spgemm("transpose(coo)*coo", spade::transpose(a_coo) * a_coo, ac_s_t, ac_s);
       CHECK(contains(spade::explain(a * b), "chosen: hash_spgemm"));
     }
-  }
+  });
 }
 
 // ---- sums, scaling, transposed leaves ---------------------------------------------------------
@@ -697,17 +757,10 @@ TEST_CASE_TEMPLATE(
   pool_guard guard;
   const T a = T(1.5);
   const T b = T(-0.25);
-  for (const extent& s : sum_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.rows);
-    CAPTURE(s.cols);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(sum_shapes, [&](const extent& s, splitmix64& rng) {
     for_each_layout_pair([&](auto lx, auto ly) {
       using LX = decltype(lx);
       using LY = decltype(ly);
-      CAPTURE(LX::name);
-      CAPTURE(LY::name);
       const auto x = gpu_dense<T, LX>(s.rows, s.cols, rng);
       const auto y = gpu_dense<T, LY>(s.rows, s.cols, rng);
       const auto xt = gpu_dense<T, LX>(s.cols, s.rows, rng);
@@ -760,27 +813,24 @@ TEST_CASE_TEMPLATE(
                        magnitude_of(xt_d) + magnitude_of(yc_d), 2);
       CHECK(contains(spade::explain(x + y_coo), "chosen: cusparse_csr_add"));
     }
-  }
+  });
 
-  for (const index_t n : {0, 1, 31, 32, 33, 1000}) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
-    const auto x = gpu_vector<T>(n, rng);
-    const auto y = gpu_vector<T>(n, rng);
-    const matrix_d x_d = to_double(x);
-    const matrix_d y_d = to_double(y);
-    const matrix_d x_m = magnitude_of(x_d);
-    const matrix_d y_m = magnitude_of(y_d);
-    check_expression("x+y", x + y, x_d + y_d, x_m + y_m, 2);
-    check_expression("x-y", x - y, x_d - y_d, x_m + y_m, 2);
-    check_expression("z = a*x + b*y", a * x + b * y, 1.5 * x_d - 0.25 * y_d, 1.5 * x_m + 0.25 * y_m,
-                     2);
-    check_expression("z = x*a - y*b", x * a - y * b, 1.5 * x_d + 0.25 * y_d, 1.5 * x_m + 0.25 * y_m,
-                     2);
-    CHECK(contains(spade::explain(a * x + b * y), "chosen: spade_axpby"));
-  }
+  for_each_seeded_shape(std::vector<index_t>{0, 1, 31, 32, 33, 1000},
+                        [&](const index_t n, splitmix64& rng) {
+                          const auto x = gpu_vector<T>(n, rng);
+                          const auto y = gpu_vector<T>(n, rng);
+                          const matrix_d x_d = to_double(x);
+                          const matrix_d y_d = to_double(y);
+                          const matrix_d x_m = magnitude_of(x_d);
+                          const matrix_d y_m = magnitude_of(y_d);
+                          check_expression("x+y", x + y, x_d + y_d, x_m + y_m, 2);
+                          check_expression("x-y", x - y, x_d - y_d, x_m + y_m, 2);
+                          check_expression("z = a*x + b*y", a * x + b * y, 1.5 * x_d - 0.25 * y_d,
+                                           1.5 * x_m + 0.25 * y_m, 2);
+                          check_expression("z = x*a - y*b", x * a - y * b, 1.5 * x_d + 0.25 * y_d,
+                                           1.5 * x_m + 0.25 * y_m, 2);
+                          CHECK(contains(spade::explain(a * x + b * y), "chosen: spade_axpby"));
+                        });
 }
 
 TEST_CASE_TEMPLATE("scaling, unary minus and transposed leaves of every format", T, float, double) {
@@ -788,15 +838,9 @@ TEST_CASE_TEMPLATE("scaling, unary minus and transposed leaves of every format",
   // Powers of two: every scaled value is exact, so coo repeats sum alike in every order.
   const T two = T(2);
   const T half = T(0.5);
-  for (const extent& s : sum_shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.rows);
-    CAPTURE(s.cols);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(sum_shapes, [&](const extent& s, splitmix64& rng) {
     for_each_layout([&](auto lx) {
       using LX = decltype(lx);
-      CAPTURE(LX::name);
       const auto x = gpu_dense<T, LX>(s.rows, s.cols, rng);
       const matrix_d x_d = to_double(x);
       const matrix_d x_m = magnitude_of(x_d);
@@ -837,26 +881,16 @@ TEST_CASE_TEMPLATE("scaling, unary minus and transposed leaves of every format",
     check_expression("-x", -v, -v_d, magnitude_of(v_d), 1, false);
     check_expression("2*x", two * v, 2.0 * v_d, 2.0 * magnitude_of(v_d), 1, false);
     check_expression("-(x*0.5)", -(v * half), -0.5 * v_d, 0.5 * magnitude_of(v_d), 1, false);
-  }
+  });
 }
 
 // ---- nested expressions, dot, norm ---------------------------------------------------------
 
 TEST_CASE_TEMPLATE("nested: A*(X*W), (A*X)*W, (S*S2)*W, sums of products", T, float, double) {
   pool_guard guard;
-  struct chain {
-    index_t m, k, p, n;  // A is m × k, X is k × p, W is p × n
-  };
   const chain chains[] = {{0, 0, 0, 0},    {1, 1, 1, 1},     {31, 33, 17, 32},
                           {33, 31, 32, 5}, {32, 32, 32, 32}, {4, 0, 3, 2}};
-  for (const chain& s : chains) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(s.p);
-    CAPTURE(s.n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(chains, [&](const chain& s, splitmix64& rng) {
     for (const double fill : {0.03, 0.3}) {
       CAPTURE(fill);
       const auto a_h = spade::testing::random_csr<T>(s.m, s.k, fill, rng);
@@ -868,7 +902,6 @@ TEST_CASE_TEMPLATE("nested: A*(X*W), (A*X)*W, (S*S2)*W, sums of products", T, fl
       const matrix_d s2_d = to_double(s2);
       for_each_layout([&](auto lx) {
         using LX = decltype(lx);
-        CAPTURE(LX::name);
         const auto d = gpu_dense<T, LX>(s.m, s.k, rng);
         const auto x = gpu_dense<T, LX>(s.k, s.p, rng);
         const auto w = gpu_dense<T, row_major>(s.p, s.n, rng);
@@ -907,59 +940,58 @@ TEST_CASE_TEMPLATE("nested: A*(X*W), (A*X)*W, (S*S2)*W, sums of products", T, fl
         CHECK(contains(spade::explain(a * (x * w)), "evaluated first"));
       });
     }
-  }
+  });
 }
 
 TEST_CASE_TEMPLATE("dot and norm of vectors and of expressions", T, float, double) {
   pool_guard guard;
-  for (const index_t n : {0, 1, 31, 32, 33, 1000, 100003}) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
-    const auto x = gpu_vector<T>(n, rng);
-    const auto y = gpu_vector<T>(n, rng);
-    const auto a_h = spade::random_sparse<T>(n, n, n ? std::min(1.0, 8.0 / n) : 0.0, seed);
-    const auto a = spade::to_gpu(a_h);
-    const Eigen::VectorXd x_d = to_double(x);
-    const Eigen::VectorXd y_d = to_double(y);
-    const Eigen::VectorXd x_m = x_d.cwiseAbs();
-    const Eigen::VectorXd y_m = y_d.cwiseAbs();
-    const sparse_d a_s = to_sparse_double(a);
-    const Eigen::VectorXd ax_d = a_s * x_d;
-    const Eigen::VectorXd ax_m = sparse_d(a_s.cwiseAbs()) * x_m;
-    const double k = row_terms(a_s);
-    const double nd = static_cast<double>(n);
-    const auto x_h = spade::to_cpu(x);
-    const auto y_h = spade::to_cpu(y);
+  for_each_seeded_shape(
+      std::vector<index_t>{0, 1, 31, 32, 33, 1000, 100003},
+      [&](const index_t n, splitmix64& rng, const std::uint64_t seed) {
+        const auto x = gpu_vector<T>(n, rng);
+        const auto y = gpu_vector<T>(n, rng);
+        const auto a_h = spade::random_sparse<T>(n, n, n ? std::min(1.0, 8.0 / n) : 0.0, seed);
+        const auto a = spade::to_gpu(a_h);
+        const Eigen::VectorXd x_d = to_double(x);
+        const Eigen::VectorXd y_d = to_double(y);
+        const Eigen::VectorXd x_m = x_d.cwiseAbs();
+        const Eigen::VectorXd y_m = y_d.cwiseAbs();
+        const sparse_d a_s = to_sparse_double(a);
+        const Eigen::VectorXd ax_d = a_s * x_d;
+        const Eigen::VectorXd ax_m = sparse_d(a_s.cwiseAbs()) * x_m;
+        const double k = row_terms(a_s);
+        const double nd = static_cast<double>(n);
+        const auto x_h = spade::to_cpu(x);
+        const auto y_h = spade::to_cpu(y);
 
-    const double dot = static_cast<double>(spade::dot(x, y));
-    check_scalar<T>("dot(x, y) vs double", dot, x_d.dot(y_d), x_m.dot(y_m), nd);
-    check_scalar<T>("dot(x, y) vs cpu dot", dot, static_cast<double>(spade::dot(x_h, y_h)),
-                    x_m.dot(y_m), nd);
-    check_scalar<T>("dot(-x, 2*y)", static_cast<double>(spade::dot(-x, T(2) * y)),
-                    -2.0 * x_d.dot(y_d), 2.0 * x_m.dot(y_m), nd);
-    const double dot_ax = static_cast<double>(spade::dot(a * x, y));
-    check_scalar<T>("dot(A*x, y) vs double", dot_ax, ax_d.dot(y_d), ax_m.dot(y_m), k + nd);
-    check_scalar<T>("dot(A*x, y) vs reference", dot_ax,
-                    static_cast<double>(spade::dot(spade::reference(a * x), y_h)), ax_m.dot(y_m),
-                    k + nd);
-    check_scalar<T>("dot(x, x + y)", static_cast<double>(spade::dot(x, x + y)), x_d.dot(x_d + y_d),
-                    x_m.dot(x_m + y_m), nd + 2);
+        const double dot = static_cast<double>(spade::dot(x, y));
+        check_scalar<T>("dot(x, y) vs double", dot, x_d.dot(y_d), x_m.dot(y_m), nd);
+        check_scalar<T>("dot(x, y) vs cpu dot", dot, static_cast<double>(spade::dot(x_h, y_h)),
+                        x_m.dot(y_m), nd);
+        check_scalar<T>("dot(-x, 2*y)", static_cast<double>(spade::dot(-x, T(2) * y)),
+                        -2.0 * x_d.dot(y_d), 2.0 * x_m.dot(y_m), nd);
+        const double dot_ax = static_cast<double>(spade::dot(a * x, y));
+        check_scalar<T>("dot(A*x, y) vs double", dot_ax, ax_d.dot(y_d), ax_m.dot(y_m), k + nd);
+        check_scalar<T>("dot(A*x, y) vs reference", dot_ax,
+                        static_cast<double>(spade::dot(spade::reference(a * x), y_h)),
+                        ax_m.dot(y_m), k + nd);
+        check_scalar<T>("dot(x, x + y)", static_cast<double>(spade::dot(x, x + y)),
+                        x_d.dot(x_d + y_d), x_m.dot(x_m + y_m), nd + 2);
 
-    const double norm = static_cast<double>(spade::norm(x));
-    check_scalar<T>("norm(x) vs double", norm, x_d.norm(), x_d.norm(), nd);
-    check_scalar<T>("norm(x) vs cpu norm", norm, static_cast<double>(spade::norm(x_h)), x_d.norm(),
-                    nd);
-    check_scalar<T>("norm(-2*x)", static_cast<double>(spade::norm(T(-2) * x)), 2.0 * x_d.norm(),
-                    2.0 * x_d.norm(), nd);
-    check_scalar<T>("norm(x - y)", static_cast<double>(spade::norm(x - y)), (x_d - y_d).norm(),
-                    (x_m + y_m).norm(), nd + 2);
-    check_scalar<T>("norm(A*x)", static_cast<double>(spade::norm(a * x)), ax_d.norm(), ax_m.norm(),
-                    k + nd);
-    check_scalar<T>("norm(A*x) vs reference", static_cast<double>(spade::norm(a * x)),
-                    static_cast<double>(spade::norm(spade::reference(a * x))), ax_m.norm(), k + nd);
-  }
+        const double norm = static_cast<double>(spade::norm(x));
+        check_scalar<T>("norm(x) vs double", norm, x_d.norm(), x_d.norm(), nd);
+        check_scalar<T>("norm(x) vs cpu norm", norm, static_cast<double>(spade::norm(x_h)),
+                        x_d.norm(), nd);
+        check_scalar<T>("norm(-2*x)", static_cast<double>(spade::norm(T(-2) * x)), 2.0 * x_d.norm(),
+                        2.0 * x_d.norm(), nd);
+        check_scalar<T>("norm(x - y)", static_cast<double>(spade::norm(x - y)), (x_d - y_d).norm(),
+                        (x_m + y_m).norm(), nd + 2);
+        check_scalar<T>("norm(A*x)", static_cast<double>(spade::norm(a * x)), ax_d.norm(),
+                        ax_m.norm(), k + nd);
+        check_scalar<T>("norm(A*x) vs reference", static_cast<double>(spade::norm(a * x)),
+                        static_cast<double>(spade::norm(spade::reference(a * x))), ax_m.norm(),
+                        k + nd);
+      });
 }
 
 // ---- fused forms, aliasing ---------------------------------------------------------------------
@@ -973,13 +1005,7 @@ TEST_CASE_TEMPLATE(
   const T beta = T(0.5);
   const std::vector<shape> shapes = {{31, 33, 32}, {1, 1, 1}, {32, 32, 32},
                                      {33, 31, 1},  {4, 0, 3}, {0, 3, 2}};
-  for (const shape& s : shapes) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(s.m);
-    CAPTURE(s.k);
-    CAPTURE(s.n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(shapes, [&](const shape& s, splitmix64& rng) {
     const auto sparse_h = spade::testing::random_csr<T>(s.m, s.k, 0.05, rng);
     const auto filled_h = spade::testing::random_csr<T>(s.m, s.k, 0.3, rng);
     const auto st_h = spade::testing::random_csr<T>(s.k, s.m, 0.1, rng);
@@ -997,9 +1023,6 @@ TEST_CASE_TEMPLATE(
       using LB = decltype(lb);
       for_each_layout([&](auto lc) {
         using LC = decltype(lc);
-        CAPTURE(LA::name);
-        CAPTURE(LB::name);
-        CAPTURE(LC::name);
         const auto a = gpu_dense<T, LA>(s.m, s.k, rng);
         const auto at = gpu_dense<T, LA>(s.k, s.m, rng);
         const auto b = gpu_dense<T, LB>(s.k, s.n, rng);
@@ -1081,7 +1104,6 @@ TEST_CASE_TEMPLATE(
         x_d, -1, 1);
     for_each_layout([&](auto la) {
       using LA = decltype(la);
-      CAPTURE(LA::name);
       const auto d = gpu_dense<T, LA>(s.m, s.k, rng);
       const auto dt = gpu_dense<T, LA>(s.m, s.m, rng);
       const matrix_d d_d = to_double(d);
@@ -1094,7 +1116,7 @@ TEST_CASE_TEMPLATE(
           [&](const auto& y) { return alpha * (spade::transpose(dt) * xm) + beta * y; }, dt_d, xm_d,
           al, be);
     });
-  }
+  });
 }
 
 TEST_CASE_TEMPLATE("aliasing: C = C*B, x = A*x and friends read their destination and are right", T,
@@ -1102,11 +1124,7 @@ TEST_CASE_TEMPLATE("aliasing: C = C*B, x = A*x and friends read their destinatio
   pool_guard guard;
   const T alpha = T(-0.75);
   const T beta = T(0.5);
-  for (const index_t n : {1, 31, 32, 33}) {
-    const std::uint64_t seed = case_seed();
-    CAPTURE(n);
-    CAPTURE(seed);
-    splitmix64 rng{seed};
+  for_each_seeded_shape(std::vector<index_t>{1, 31, 32, 33}, [&](const index_t n, splitmix64& rng) {
     const auto s_h = spade::testing::random_csr<T>(n, n, 0.1, rng);
     const auto sp = spade::to_gpu(s_h);
     const auto sp_coo = gpu_coo_of(s_h, rng);
@@ -1118,8 +1136,6 @@ TEST_CASE_TEMPLATE("aliasing: C = C*B, x = A*x and friends read their destinatio
     for_each_layout_pair([&](auto lc, auto lb) {
       using LC = decltype(lc);
       using LB = decltype(lb);
-      CAPTURE(LC::name);
-      CAPTURE(LB::name);
       const auto c0 = gpu_dense<T, LC>(n, n, rng);
       const auto b = gpu_dense<T, LB>(n, n, rng);
       const matrix_d c_d = to_double(c0);
@@ -1175,7 +1191,6 @@ TEST_CASE_TEMPLATE("aliasing: C = C*B, x = A*x and friends read their destinatio
         -0.75 * y_d + 0.5 * x_d, 0.75 * magnitude_of(y_d) + 0.5 * x_m, 2);
     for_each_layout([&](auto la) {
       using LA = decltype(la);
-      CAPTURE(LA::name);
       const auto d = gpu_dense<T, LA>(n, n, rng);
       const matrix_d d_d = to_double(d);
       check_aliased(
@@ -1197,7 +1212,7 @@ TEST_CASE_TEMPLATE("aliasing: C = C*B, x = A*x and friends read their destinatio
     check_aliased(
         "S = transpose(S)", sp, [&](const auto& m) { return spade::transpose(m); }, s_d.transpose(),
         s_m.transpose(), 1);
-  }
+  });
 }
 
 // ---- edge shapes -----------------------------------------------------------------------------
@@ -1228,7 +1243,6 @@ TEST_CASE_TEMPLATE(
       check_product("transpose(csr)*z", spade::transpose(a) * z, a_d.transpose(), z_d);
       for_each_layout([&](auto lb) {
         using LB = decltype(lb);
-        CAPTURE(LB::name);
         const auto b = gpu_dense<T, LB>(3, 3, rng);
         const auto y = gpu_dense<T, LB>(1000003, 3, rng);
         const matrix_d b_d = to_double(b);
@@ -1242,47 +1256,12 @@ TEST_CASE_TEMPLATE(
     }
   }
   SUBCASE("mostly empty rows") {
-    const auto a_h = spade::testing::random_csr<T>(1000, 64, 0.3, rng, 0.05);
-    const auto a = spade::to_gpu(a_h);
-    const auto a_coo = gpu_coo_of(a_h, rng);
-    const auto x = gpu_vector<T>(64, rng);
-    const matrix_d a_d = to_double(a);
-    const matrix_d x_d = to_double(x);
-    check_product("csr*x", a * x, a_d, x_d);
-    check_product("coo*x", a_coo * x, to_double(a_coo), x_d);
-    for_each_layout([&](auto lb) {
-      using LB = decltype(lb);
-      CAPTURE(LB::name);
-      const auto b = gpu_dense<T, LB>(64, 5, rng);
-      const matrix_d b_d = to_double(b);
-      check_product("csr*B", a * b, a_d, b_d);
-      check_forced("csr*B", a * b, a_d, b_d);
-    });
-    const sparse_d a_s = to_sparse_double(a);
-    check_spgemm("A*transpose(A)", a * spade::transpose(a), a_s, sparse_d(a_s.transpose()));
-    check_spgemm("transpose(A)*A", spade::transpose(a) * a, sparse_d(a_s.transpose()), a_s);
+    check_uneven_rows(spade::testing::random_csr<T>(1000, 64, 0.3, rng, 0.05), rng, true);
   }
   SUBCASE("one dense row of 5000 columns") {
     for (const index_t rows : {1, 40}) {
       CAPTURE(rows);
-      const auto a_h = one_dense_row<T>(rows, 5000, rows / 2, 0.001, rng);
-      const auto a = spade::to_gpu(a_h);
-      const auto a_coo = gpu_coo_of(a_h, rng);
-      const auto x = gpu_vector<T>(5000, rng);
-      const matrix_d a_d = to_double(a);
-      const matrix_d x_d = to_double(x);
-      check_product("csr*x", a * x, a_d, x_d);
-      check_product("coo*x", a_coo * x, to_double(a_coo), x_d);
-      for_each_layout([&](auto lb) {
-        using LB = decltype(lb);
-        CAPTURE(LB::name);
-        const auto b = gpu_dense<T, LB>(5000, 5, rng);
-        const matrix_d b_d = to_double(b);
-        check_product("csr*B", a * b, a_d, b_d);
-        check_forced("csr*B", a * b, a_d, b_d);
-      });
-      const sparse_d a_s = to_sparse_double(a);
-      check_spgemm("A*transpose(A)", a * spade::transpose(a), a_s, sparse_d(a_s.transpose()));
+      check_uneven_rows(one_dense_row<T>(rows, 5000, rows / 2, 0.001, rng), rng, false);
     }
   }
 }
