@@ -33,11 +33,7 @@ using spade::testing::row_length;
 
 namespace {
 
-std::uint64_t fresh_seed() {
-  static std::uint64_t calls = 0;
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
+using spade::testing::fresh_seed;
 
 template <class T>
 void check_equal(const spade::ellr<T, cpu>& got, const expected_ellr<T>& want,

@@ -19,9 +19,7 @@ using spade::testing::error_text;
 
 namespace {
 
-std::uint64_t fresh_seed() {
-  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
+using spade::testing::fresh_seed;
 
 /// The matrix as an ordered map (i, j) → summed value: an independent reference built
 /// without any of the conversions under test.

@@ -28,11 +28,7 @@ using spade::testing::error_text;
 
 namespace {
 
-std::uint64_t fresh_seed() {
-  static std::uint64_t calls = 0;
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
+using spade::testing::fresh_seed;
 
 /// The arrays a gcoo must hold, built straight from the definition: entries keyed by
 /// (group, column, row) in an ordered map, so the map's order is the format's order.

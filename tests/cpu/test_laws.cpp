@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <limits>
 #include <spade/spade.hpp>
+
 #include <type_traits>
 #include <vector>
+#include "test_support.hpp"
 
 using spade::col_major;
 using spade::cpu;
@@ -21,11 +23,7 @@ namespace {
 
 using ref_t = Eigen::MatrixXd;
 
-std::uint64_t fresh_seed() {
-  static std::uint64_t calls = 0;
-  const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
-  return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
+using spade::testing::fresh_seed;
 
 // Double copies read from the stored arrays (magnitudes for the tolerances, exact comparisons).
 template <class T, class L>

@@ -46,11 +46,7 @@ struct operands {
   spade::vector<T, S> vec;
 };
 
-std::uint64_t fresh_seed() {
-  static std::uint64_t calls = 0;
-  const auto now = std::chrono::high_resolution_clock::now().time_since_epoch().count();
-  return static_cast<std::uint64_t>(now) * 0x9E3779B97F4A7C15ull + ++calls;
-}
+using spade::testing::fresh_seed;
 
 }  // namespace
 

@@ -29,10 +29,7 @@ namespace {
 using tiled_d = spade::tiled<double, cpu>;
 using csr_d = spade::csr<double, cpu>;
 
-std::uint64_t fresh_seed() {
-  static std::random_device device;
-  return (std::uint64_t{device()} << 32) ^ device();
-}
+using spade::testing::fresh_seed;
 
 /// A matrix's entries keyed by (row, column), in row-major order.
 using entry_map = std::map<std::pair<index_t, index_t>, double>;

@@ -22,33 +22,6 @@
 
 namespace spade::testing {
 
-/// splitmix64 (Steele, Lea, Flood 2014): tiny, and a seed fixes the whole input, so a CAPTUREd
-/// seed reproduces a failure.
-struct splitmix64 {
-  std::uint64_t state;
-
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  /// Uniform in [0, n); 0 when n is 0.
-  std::uint64_t below(std::uint64_t n) { return n ? next() % n : 0; }
-  bool chance(double p) { return uniform() < p; }
-};
-
-/// A new seed on every call and every run: the clock, decorrelated by a counter.
-inline std::uint64_t fresh_seed() {
-  static std::atomic<std::uint64_t> calls{0};
-  const auto now = static_cast<std::uint64_t>(
-      std::chrono::high_resolution_clock::now().time_since_epoch().count());
-  splitmix64 mix{now ^ (calls.fetch_add(1) * 0xd1b54a32d192ed03ULL)};
-  return mix.next();
-}
-
 /// Same length and the same bits (NaN payloads and the sign of zero included).
 template <class T>
 bool bits_equal(const std::vector<T>& a, const std::vector<T>& b) {
