@@ -5,9 +5,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <fstream>
+#include <map>
 #include <spade/spade.hpp>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -462,4 +465,91 @@ TEST_CASE_TEMPLATE("eval<K> forces a kernel and agrees with eval", T, float, dou
         spade::eval(c * spade::transpose(a)).values());
   CHECK(spade::eval<kernels::eigen_sum>(a - c).values() == spade::eval(a - c).values());
   CHECK(spade::eval<kernels::eigen_sum>(b + b).values() == spade::eval(b + b).values());
+}
+
+// ---- docs/planner.md's rule tables against plan_of ------------------------------------------
+
+namespace {
+
+template <class... Cs>
+std::vector<std::string> kernel_names(spade::plan::candidates<Cs...>) {
+  return {Cs::kernel::name...};
+}
+
+/// The candidates plan_of<E> lists, by kernel name, in order.
+template <class E>
+std::vector<std::string> planned(const E&) {
+  return kernel_names(typename spade::plan_of<E>::candidates{});
+}
+
+/// The backticked names of one table cell, in order (`ellr_spmv` (lhs → ellr; …); `gcoo_spmm` …).
+std::vector<std::string> names_in(const std::string& cell) {
+  std::vector<std::string> names;
+  for (std::size_t at = cell.find('`'); at != std::string::npos; at = cell.find('`', at + 1)) {
+    const std::size_t end = cell.find('`', at + 1);
+    if (end == std::string::npos) break;
+    names.push_back(cell.substr(at + 1, end - at - 1));
+    at = end;
+  }
+  return names;
+}
+
+/// docs/planner.md's rule rows: the rule text (second column) → its gpu and cpu cells' names.
+struct doc_rule {
+  std::vector<std::string> gpu, cpu;
+};
+std::map<std::string, doc_rule> planner_doc_rules() {
+  std::ifstream in(spade::testing::data_dir() / ".." / ".." / "docs" / "planner.md");
+  REQUIRE(in.good());
+  std::map<std::string, doc_rule> rules;
+  std::string line;
+  while (std::getline(in, line)) {
+    // "| 2 | sparse × dense → dense | gpu cell | cpu cell |": a numbered row of a rule table.
+    if (line.size() < 4 || line[0] != '|' || line[2] < '1' || line[2] > '9') continue;
+    std::vector<std::string> cells;
+    std::size_t at = 1;
+    for (std::size_t bar = line.find('|', at); bar != std::string::npos;
+         at = bar + 1, bar = line.find('|', at))
+      cells.push_back(line.substr(at, bar - at));
+    if (cells.size() != 4) continue;
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(' '));
+      s.erase(s.find_last_not_of(' ') + 1);
+      return s;
+    };
+    rules[trim(cells[1])] = {names_in(cells[2]), names_in(cells[3])};
+  }
+  return rules;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("docs/planner.md's rule tables list plan_of's candidates, in order", T, float,
+                   double) {
+  const auto doc = planner_doc_rules();
+  operands<T, gpu> g;
+  operands<T, cpu> c;
+  auto check = [&](const std::string& rule, const std::vector<std::string>& gpu_names,
+                   const std::vector<std::string>& cpu_names) {
+    CAPTURE(rule);
+    REQUIRE(doc.count(rule) == 1);
+    auto listed = [](const std::vector<std::string>& names) {  // printable when they differ
+      std::string text;
+      for (const auto& n : names)
+        text += (text.empty() ? "" : ", ") + n;
+      return text;
+    };
+    CHECK(listed(doc.at(rule).gpu) == listed(gpu_names));
+    CHECK(listed(doc.at(rule).cpu) == listed(cpu_names));
+  };
+  check("dense × dense → dense", planned(g.row * g.col), planned(c.row * c.col));
+  check("sparse × dense → dense", planned(g.csr * g.row), planned(c.csr * c.row));
+  check("dense × sparse → dense", planned(g.row * g.csr), planned(c.row * c.csr));
+  check("sparse × vector → vector", planned(g.csr * g.vec), planned(c.csr * c.vec));
+  check("dense × vector → vector", planned(g.row * g.vec), planned(c.row * c.vec));
+  check("sparse × sparse → csr", planned(g.csr * g.csr), planned(c.csr * c.csr));
+  check("dense ± dense → dense (lhs layout)", planned(g.row + g.row), planned(c.row + c.row));
+  check("sparse ± sparse → csr", planned(g.csr + g.csr), planned(c.csr + c.csr));
+  check("vector ± vector → vector", planned(g.vec + g.vec), planned(c.vec + c.vec));
+  CHECK(doc.size() == 9);  // every rule row of both tables is checked above
 }
