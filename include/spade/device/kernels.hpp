@@ -12,6 +12,7 @@
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/tiled.hpp"
+#include "spade/plan/facts.hpp"
 
 /// Like the vendor calls: each runs on the context that owns its operands, asynchronously,
 /// and throws dimension_mismatch / cuda_error / out_of_memory naming what failed.
@@ -54,8 +55,8 @@ struct ellr_spmv_launch {
   std::string describe() const;
 };
 
-/// Right-hand sides one ellr_spmm pass takes.
-inline constexpr index_t ellr_max_vectors = 8;
+/// Right-hand sides one ellr_spmm pass takes (plan/facts.hpp).
+using plan::ellr_max_vectors;
 
 /// y = alpha·A·x + beta·y with A in ELLPACK-R (docs/benchmarks/ellr.md): `threads_per_row`
 /// threads per row (1, 2, 4, 8, 16 or 32; 0: the layout's lanes when it has more than one,
@@ -158,28 +159,8 @@ tiled<T, gpu> tiled_spgemm(T alpha, const tiled<T, gpu>& a, const tiled<T, gpu>&
                            tile_arithmetic arithmetic = tile_arithmetic::native,
                            tiled_spgemm_report* report = nullptr, bool time_phases = false);
 
-/// The planner's facts about A·B in 8×8 tiles, counted on csr operands without converting
-/// them: stored tiles of each, element products (Σ over A's entries of B's row lengths) and
-/// tile pairs (Σ over A's tiles of the tiles in B's matching tile row, before culling).
-struct tile_census {
-  std::int64_t a_tiles = 0;
-  std::int64_t b_tiles = 0;
-  std::int64_t a_nnz = 0;
-  std::int64_t b_nnz = 0;
-  std::int64_t products = 0;
-  std::int64_t tile_pairs = 0;
-  /// Element products per tile pair: the work a tensor-core tile product replaces (≤ 512);
-  /// the paper's first criterion.
-  double products_per_tile_pair() const {
-    return tile_pairs > 0 ? static_cast<double>(products) / static_cast<double>(tile_pairs) : 0.0;
-  }
-  double a_fill() const {
-    return a_tiles > 0 ? static_cast<double>(a_nnz) / static_cast<double>(a_tiles) : 0.0;
-  }
-  double b_fill() const {
-    return b_tiles > 0 ? static_cast<double>(b_nnz) / static_cast<double>(b_tiles) : 0.0;
-  }
-};
+/// The planner's facts about A·B in 8×8 tiles (plan/facts.hpp).
+using plan::tile_census;
 
 /// Counts tile_census for A·B: a warp per row, an entry owns its tile when no earlier entry of
 /// the tile's rows lies in it (binary searches in at most 7 sorted rows). One synchronisation.
@@ -193,18 +174,11 @@ template <scalar T>
 std::vector<T> tile_product_probe(const std::vector<T>& a, const std::vector<T>& b,
                                   tile_arithmetic arithmetic);
 
-/// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
-/// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 returned a zero last row
-/// for some 32-row matrices, depending on the calls made before (docs/vendor-bugs.md); at this
-/// size one launch without workspace costs about what cuSPARSE does (5.0 against 4.8 µs on
-/// bcsstk03, N = 32). The entry bound matters only for operands built unchecked.
-inline constexpr index_t rowwise_max_extent = 256;
-inline constexpr std::int64_t rowwise_max_nnz = std::int64_t{1} << 16;
-
-/// Whether a rows × cols operand with `nnz` entries goes to the row-wise kernels.
-inline bool rowwise_preferred(index_t rows, index_t cols, std::int64_t nnz) noexcept {
-  return rows <= rowwise_max_extent && cols <= rowwise_max_extent && nnz <= rowwise_max_nnz;
-}
+/// The sizes the cuSPARSE wrappers (spmv, spmm, transpose) hand to Spade's row-wise kernels
+/// instead (plan/facts.hpp says why).
+using plan::rowwise_max_extent;
+using plan::rowwise_max_nnz;
+using plan::rowwise_preferred;
 
 /// y = alpha·op(A)·x + beta·y, a warp per row of A (op = transpose scatters with atomics, so
 /// its rounding may vary between runs). beta = 0 ignores y's contents (NaN included).

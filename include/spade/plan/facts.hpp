@@ -1,0 +1,140 @@
+// The run-time facts a kernel step decides on (plan/steps/): one node's operands, flags and device.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spade/core/scalar.hpp"
+#include "spade/formats/ellr.hpp"
+
+namespace spade::plan {
+
+/// The storage format of an operand, as the steps see it.
+enum class format { dense, vector, csr, coo, gcoo, ellr, tiled };
+
+/// What every operand says about itself at no cost.
+struct operand_facts {
+  format kind = format::dense;
+  bool on_gpu = false;
+  index_t rows = 0;
+  index_t cols = 0;
+  std::int64_t nnz = 0;  ///< stored entries (rows × cols for dense operands)
+
+  bool sparse() const noexcept { return kind != format::dense && kind != format::vector; }
+  double cells() const noexcept { return static_cast<double>(rows) * static_cast<double>(cols); }
+  double density() const noexcept { return cells() > 0 ? static_cast<double>(nnz) / cells() : 0.0; }
+  double mean_row_length() const noexcept {
+    return rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0;
+  }
+};
+
+/// A csr operand's row lengths on the host, read once (one copy of the row pointers) and cached
+/// on it: the facts gcoo_spmm and ellr_spmv decide on.
+struct row_profile {
+  std::vector<index_t> lengths;
+  index_t longest = 0;
+  double mean = 0.0;
+  /// Padding of ellr `layout`, computed on first use for each layout (a host sort of the
+  /// lengths for a sorted one) and kept.
+  double padding(const ellr_layout& layout) const {
+    for (const auto& [known, share] : paddings)
+      if (known == layout) return share;
+    const auto shape =
+        detail::plan_ellr_shape(static_cast<index_t>(lengths.size()), layout,
+                        [&](index_t r) { return lengths[static_cast<std::size_t>(r)]; });
+    paddings.emplace_back(layout, shape.padding());
+    return paddings.back().second;
+  }
+  mutable std::vector<std::pair<ellr_layout, double>> paddings;
+};
+
+/// A·B in 8×8 tiles, counted on csr operands without converting them: stored tiles of each,
+/// element products (Σ over A's entries of B's row lengths) and tile pairs (Σ over A's tiles of
+/// the tiles in B's matching tile row, before culling). device::count_tiles counts it.
+struct tile_census {
+  std::int64_t a_tiles = 0;
+  std::int64_t b_tiles = 0;
+  std::int64_t a_nnz = 0;
+  std::int64_t b_nnz = 0;
+  std::int64_t products = 0;
+  std::int64_t tile_pairs = 0;
+  /// Element products per tile pair: the work a tensor-core tile product replaces (≤ 512);
+  /// the paper's first criterion.
+  double products_per_tile_pair() const {
+    return tile_pairs > 0 ? static_cast<double>(products) / static_cast<double>(tile_pairs) : 0.0;
+  }
+  double a_fill() const {
+    return a_tiles > 0 ? static_cast<double>(a_nnz) / static_cast<double>(a_tiles) : 0.0;
+  }
+  double b_fill() const {
+    return b_tiles > 0 ? static_cast<double>(b_nnz) / static_cast<double>(b_tiles) : 0.0;
+  }
+};
+
+/// Widest X that ellr_spmv multiplies in one pass (its kernels are instantiated up to this).
+inline constexpr index_t ellr_max_vectors = 8;
+
+/// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
+/// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 returned a zero last row
+/// for some 32-row matrices, depending on the calls made before (docs/vendor-bugs.md); at this
+/// size one launch without workspace costs about what cuSPARSE does (5.0 against 4.8 µs on
+/// bcsstk03, N = 32). The entry bound matters only for operands built unchecked.
+inline constexpr index_t rowwise_max_extent = 256;
+inline constexpr std::int64_t rowwise_max_nnz = std::int64_t{1} << 16;
+
+/// Whether a rows × cols operand with `nnz` entries goes to the row-wise kernels.
+inline bool rowwise_preferred(index_t rows, index_t cols, std::int64_t nnz) noexcept {
+  return rows <= rowwise_max_extent && cols <= rowwise_max_extent && nnz <= rowwise_max_nnz;
+}
+
+/// One product or sum node's facts. The costly ones (a copy of the row pointers, a census
+/// kernel, hash_spgemm's setup) are functions the evaluator supplies (eval/operands.hpp): each
+/// computes its fact on the first call and caches it on the operand, so a step asks only for
+/// what its decision reaches. A function is empty where the operands have no such fact.
+struct product_facts {
+  operand_facts lhs;
+  operand_facts rhs;
+  bool lhs_transposed = false;
+  bool rhs_transposed = false;
+  bool destination_col_major = false;
+  /// Columns of op(rhs): the N of a sparse × dense product (1 for a vector).
+  index_t vectors = 1;
+  /// Threads the lhs operand's device keeps resident (0 for a cpu or empty operand).
+  std::int64_t resident_threads = 0;
+
+  /// The lhs csr's row profile.
+  std::function<const row_profile&()> lhs_row_profile;
+  /// The ellr layout the planner makes from the lhs (csr or ellr).
+  std::function<ellr_layout()> lhs_ellr_layout;
+  /// p of the gcoo the planner makes from the lhs.
+  std::function<index_t()> lhs_group_size;
+  /// Products already run with the lhs as it is (ellr_min_uses).
+  std::function<long()> lhs_uses_as_is;
+  /// Whether the lhs csr already holds its ellr conversion.
+  std::function<bool()> lhs_ellr_cached;
+  /// The tile census of A·B (sparse × sparse on the gpu).
+  std::function<const tile_census&()> census;
+  /// hash_spgemm's setup and symbolic phases run on the operands, as report text (csr × csr on
+  /// the gpu; for explain only: it runs kernels).
+  std::function<std::string()> spgemm_profile;
+
+  /// Longest row of the lhs: from its row profile when it is a csr, -1 (unknown) otherwise.
+  index_t lhs_longest_row() const {
+    return lhs.kind == format::csr && lhs_row_profile ? lhs_row_profile().longest : -1;
+  }
+};
+
+/// A step's answer: run (`ok`), or not and why.
+struct decision {
+  bool ok = true;
+  std::string reason;  ///< why it declines; empty when ok
+
+  static decision accept() { return {}; }
+  static decision decline(std::string why) { return {false, std::move(why)}; }
+};
+
+}  // namespace spade::plan

@@ -1,0 +1,85 @@
+// The gcoo_spmm steps: GCOO sparse × row-major dense (papers 000/001) and the paper's kernel.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+#include "spade/plan/steps/step.hpp"
+
+namespace spade::plan {
+
+template <>
+struct step<kernels::gcoo_spmm> {
+  /// In the sparse × dense rule on the gpu: declines the densify rule's operands, a transposed
+  /// A, a col-major destination, and matrices too small or too skewed for GCOO
+  /// (docs/benchmarks/gcoo.md); a gcoo operand (the user's format or a sparse_view) always runs.
+  template <class Rule>
+  static decision decide(const product_facts& f) {
+    if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
+    // A gcoo operand is never densified: that would convert a view's dense matrix to gcoo and
+    // back.
+    if (f.lhs.kind != format::gcoo)
+      if (std::string why = densify_reason(f); !why.empty()) return decision::decline(why);
+    std::string why = decline_text(f);
+    return why.empty() ? decision::accept() : decision::decline(std::move(why));
+  }
+
+  template <class Rule>
+  static std::string why_chosen(const product_facts& f) {
+    if (!gpu_sparse_times_dense<Rule>(f)) return step<void>::why_chosen<Rule>(f);
+    std::ostringstream why;
+    why << sparse_times_dense_text(f) << "; mean row length " << f.lhs.mean_row_length()
+        << "; groups of " << f.lhs_group_size() << " rows";
+    return why.str();
+  }
+
+ private:
+  static std::string decline_text(const product_facts& f) {
+    if (f.lhs_transposed) return "the sparse operand is transposed (gcoo has no transposed product)";
+    if (f.destination_col_major) return "the destination is col-major";
+    if (f.lhs.kind == format::gcoo) return {};  // the user's own format
+    const auto& t = tuning();
+    const index_t n = f.vectors;
+    const index_t rows = f.lhs.rows;
+    std::ostringstream why;
+    const double mean = f.lhs.mean_row_length();
+    // Rows below gcoo_min_rows need a wide B (and then short rows) or the widest B.
+    const bool few_rows =
+        rows < t.gcoo_min_rows && !(n >= t.gcoo_widest_columns && rows >= t.gcoo_widest_min_rows);
+    if (n < t.gcoo_min_columns) {
+      why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
+    } else if (few_rows && n < t.gcoo_wide_columns) {
+      why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n
+          << " < gcoo_wide_columns " << t.gcoo_wide_columns;
+    } else if (few_rows && rows < t.gcoo_wide_min_rows) {
+      why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and < gcoo_wide_min_rows "
+          << t.gcoo_wide_min_rows;
+    } else if (few_rows && mean > t.gcoo_wide_max_mean_row) {
+      why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and mean row length " << mean
+          << " > gcoo_wide_max_mean_row " << t.gcoo_wide_max_mean_row;
+    } else if (const index_t longest = f.lhs_longest_row(); longest < 0) {
+      why << "row lengths unknown for this format (convert to csr to let gcoo_spmm compete)";
+    } else if (longest > t.gcoo_max_row_spread * mean) {
+      why << "longest row " << longest << " > gcoo_max_row_spread " << t.gcoo_max_row_spread
+          << " x mean row length " << mean;
+    }
+    return why.str();
+  }
+};
+
+template <>
+struct step<kernels::gcoo_spmm_paper> {
+  /// The paper's Algorithm 2 as published: the benchmark baseline, chosen only when forced.
+  template <class Rule>
+  static decision decide(const product_facts& f) {
+    if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
+    return decision::decline(
+        "the paper's kernel is the benchmark baseline; eval<kernels::gcoo_spmm_paper> forces it");
+  }
+  template <class Rule>
+  static std::string why_chosen(const product_facts& f) {
+    return step<void>::why_chosen<Rule>(f);
+  }
+};
+
+}  // namespace spade::plan
