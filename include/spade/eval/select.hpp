@@ -2,6 +2,7 @@
 // node's facts, in the rule's order; explain records the same decisions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -18,7 +19,12 @@ namespace spade::detail {
 template <class Rule, class Forced, class... Cs, class A, class B, class Run>
 bool select_candidate(plan::candidates<Cs...>, const A& a, const B& b, const operation_facts& flags,
                       Run&& run, std::string* log = nullptr) {
-  const plan::product_facts facts = product_facts_of(a, b, flags);
+  // Built at the first step that asks: a forced kernel or a rule of one candidate needs none.
+  std::optional<plan::product_facts> facts;
+  auto facts_now = [&]() -> const plan::product_facts& {
+    if (!facts) facts.emplace(product_facts_of(a, b, flags));
+    return *facts;
+  };
   bool done = false;
   int index = 0;
   auto consider = [&](auto candidate) {
@@ -32,7 +38,7 @@ bool select_candidate(plan::candidates<Cs...>, const A& a, const B& b, const ope
       if (log) *log += std::string("  chosen: ") + K::name + " (forced by eval<" + K::name + ">)\n";
     } else {
       if (!last) {
-        const plan::decision d = plan::step<K>::template decide<Rule>(facts);
+        const plan::decision d = plan::step<K>::template decide<Rule>(facts_now());
         if (!d.ok) {
           if (log) *log += std::string("  declined: ") + K::name + ": " + d.reason + "\n";
           return;
@@ -40,7 +46,7 @@ bool select_candidate(plan::candidates<Cs...>, const A& a, const B& b, const ope
       }
       if (log)
         *log += std::string("  chosen: ") + K::name + " (" +
-                plan::step<K>::template why_chosen<Rule>(facts) + ")\n";
+                plan::step<K>::template why_chosen<Rule>(facts_now()) + ")\n";
     }
     done = true;
     run(candidate);
