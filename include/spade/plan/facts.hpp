@@ -45,7 +45,7 @@ struct row_profile {
       if (known == layout) return share;
     const auto shape =
         detail::plan_ellr_shape(static_cast<index_t>(lengths.size()), layout,
-                        [&](index_t r) { return lengths[static_cast<std::size_t>(r)]; });
+                                [&](index_t r) { return lengths[static_cast<std::size_t>(r)]; });
     paddings.emplace_back(layout, shape.padding());
     return paddings.back().second;
   }

@@ -52,7 +52,8 @@ struct step<kernels::ellr_spmv> {
 
  private:
   static std::string decline_text(const product_facts& f) {
-    if (f.lhs_transposed) return "the sparse operand is transposed (ellr has no transposed product)";
+    if (f.lhs_transposed)
+      return "the sparse operand is transposed (ellr has no transposed product)";
     if (f.rhs_transposed) return "the dense operand is transposed";
     if (f.vectors > ellr_max_vectors)
       return "N = " + std::to_string(f.vectors) + " > ellr_max_vectors " +

@@ -35,7 +35,8 @@ struct step<kernels::gcoo_spmm> {
 
  private:
   static std::string decline_text(const product_facts& f) {
-    if (f.lhs_transposed) return "the sparse operand is transposed (gcoo has no transposed product)";
+    if (f.lhs_transposed)
+      return "the sparse operand is transposed (gcoo has no transposed product)";
     if (f.destination_col_major) return "the destination is col-major";
     if (f.lhs.kind == format::gcoo) return {};  // the user's own format
     const auto& t = tuning();
