@@ -6,6 +6,8 @@
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
 #include "spade/cpu/eigen.hpp"
+#include "spade/cpu/run.hpp"
+#include "spade/device/run.hpp"
 #include "spade/eval/evaluate.hpp"
 #include "spade/eval/explain.hpp"
 #include "spade/expr/operators.hpp"

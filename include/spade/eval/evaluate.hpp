@@ -77,12 +77,8 @@ void scale_values(M& m, typename M::value_type s) {
   using T = typename M::value_type;
   if (s == T(1)) return;
   auto& values = m.values();
-  if constexpr (std::is_same_v<typename M::space_type, gpu>) {
-    device::scale(s, values.data(), static_cast<std::int64_t>(values.size()));
-  } else {
-    for (auto& v : values)
-      v *= s;
-  }
+  vector_kernels<typename M::space_type>::scale(s, values.data(),
+                                                static_cast<std::int64_t>(values.size()));
 }
 
 /// dest (of the natural result type) = alpha · e, plus beta · dest for products (fused form).
@@ -309,11 +305,7 @@ auto dot(const X& x, const Y& y) {
       if (u.size() != v.size())
         throw dimension_mismatch("dot: sizes " + std::to_string(u.size()) + " and " +
                                  std::to_string(v.size()) + " differ");
-      if constexpr (std::is_same_v<typename RX::space_type, gpu>) {
-        return su * sv * device::dot(u, v);
-      } else {
-        return su * sv * host::eigen_view(u).dot(host::eigen_view(v));
-      }
+      return su * sv * detail::vector_kernels<typename RX::space_type>::dot(u, v);
     });
   });
 }
@@ -326,11 +318,7 @@ auto norm(const X& x) {
   using T = typename RX::value_type;
   return detail::with_operand(x, [&](const auto& u, bool, T s) {
     const T magnitude = s < T(0) ? -s : s;
-    if constexpr (std::is_same_v<typename RX::space_type, gpu>) {
-      return magnitude * device::nrm2(u);
-    } else {
-      return magnitude * host::eigen_view(u).norm();
-    }
+    return magnitude * detail::vector_kernels<typename RX::space_type>::norm(u);
   });
 }
 
