@@ -1,0 +1,216 @@
+// The kernel steps of plan/steps/ decide GPU plans from facts alone (plan/facts.hpp): no device,
+// no operands. Each case builds the facts a gpu product would have and checks the decision and
+// its text against spade::tuning()'s thresholds, and that a costly fact is asked for only where
+// the step's order reaches it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <spade/spade.hpp>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace kernels = spade::kernels;
+namespace rules = spade::plan::rules;
+using spade::index_t;
+using spade::plan::decision;
+using spade::plan::format;
+using spade::plan::product_facts;
+using spade::plan::row_profile;
+using spade::plan::step;
+using spade::plan::tile_census;
+using spade::testing::contains;
+
+namespace {
+
+/// A gpu csr of `rows` square with rows of `length` entries (and one of `longest`) times a
+/// dense B of `vectors` columns, row profile included.
+struct spmm_facts {
+  row_profile profile;
+  product_facts facts;
+
+  spmm_facts(index_t rows, index_t length, index_t longest, index_t vectors) {
+    profile.lengths.assign(static_cast<std::size_t>(rows), length);
+    profile.lengths.front() = longest;
+    std::int64_t nnz = 0;
+    for (const index_t l : profile.lengths)
+      nnz += l;
+    profile.longest = std::max(length, longest);
+    profile.mean = static_cast<double>(nnz) / rows;
+    facts.lhs = {format::csr, true, rows, rows, nnz};
+    facts.rhs = {format::dense, true, rows, vectors, std::int64_t{rows} * vectors};
+    facts.vectors = vectors;
+    facts.lhs_row_profile = [this]() -> const row_profile& { return profile; };
+    facts.lhs_group_size = [] { return index_t{4}; };
+    facts.lhs_uses_as_is = [] { return 0L; };
+    facts.lhs_ellr_cached = [] { return false; };
+    facts.lhs_ellr_layout = [] { return spade::ellr_layout{0, 0, 1}; };
+  }
+  spmm_facts(const spmm_facts&) = delete;
+};
+
+template <class Kernel, class Rule = rules::sparse_times_dense>
+decision decide(const product_facts& f) {
+  return step<Kernel>::template decide<Rule>(f);
+}
+
+}  // namespace
+
+TEST_CASE("gcoo_spmm's step: the sparse x dense thresholds, from facts alone") {
+  const auto& t = spade::tuning();
+  const auto rows = static_cast<index_t>(t.gcoo_min_rows);
+  const auto wide = static_cast<index_t>(t.gcoo_min_columns);
+
+  spmm_facts accepted(rows, 5, 10, wide);
+  const decision ok = decide<kernels::gcoo_spmm>(accepted.facts);
+  CHECK(ok.ok);
+  CHECK(ok.reason.empty());
+  const std::string why =
+      step<kernels::gcoo_spmm>::why_chosen<rules::sparse_times_dense>(accepted.facts);
+  CHECK(contains(why, "groups of 4 rows"));
+  CHECK(contains(why, "N = " + std::to_string(wide)));
+
+  spmm_facts narrow(rows, 5, 10, wide - 1);
+  const decision no = decide<kernels::gcoo_spmm>(narrow.facts);
+  CHECK_FALSE(no.ok);
+  CHECK(no.reason == "N = " + std::to_string(wide - 1) + " < gcoo_min_columns " +
+                         std::to_string(t.gcoo_min_columns));
+
+  // One row longer than gcoo_max_row_spread times the mean.
+  const auto spread = static_cast<index_t>(t.gcoo_max_row_spread * 5.0) + 100;
+  spmm_facts skewed(rows, 5, spread, wide);
+  const decision skew = decide<kernels::gcoo_spmm>(skewed.facts);
+  CHECK_FALSE(skew.ok);
+  CHECK(contains(skew.reason, "longest row " + std::to_string(spread) + " > gcoo_max_row_spread"));
+
+  spmm_facts transposed(rows, 5, 10, wide);
+  transposed.facts.lhs_transposed = true;
+  CHECK(decide<kernels::gcoo_spmm>(transposed.facts).reason ==
+        "the sparse operand is transposed (gcoo has no transposed product)");
+
+  // A gcoo operand is the user's choice: no threshold applies, and no row profile is read.
+  spmm_facts own(10, 5, 10, 1);
+  own.facts.lhs.kind = format::gcoo;
+  own.facts.lhs_row_profile = []() -> const row_profile& {
+    FAIL("a gcoo operand's row profile was asked for");
+    throw;
+  };
+  CHECK(decide<kernels::gcoo_spmm>(own.facts).ok);
+
+  // Outside the sparse x dense rule, or on the cpu, the step does not decline.
+  CHECK(decide<kernels::gcoo_spmm, rules::sparse_times_vector>(narrow.facts).ok);
+  narrow.facts.lhs.on_gpu = false;
+  CHECK(decide<kernels::gcoo_spmm>(narrow.facts).ok);
+}
+
+TEST_CASE("the densify rule declines every sparse kernel of a dense enough lhs") {
+  const auto& t = spade::tuning();
+  // 100 x 100 with every row full: density 1.
+  spmm_facts full(100, 100, 100, static_cast<index_t>(t.gcoo_min_columns));
+  for (const decision& d :
+       {decide<kernels::gcoo_spmm>(full.facts), decide<kernels::cusparse_spmm>(full.facts),
+        decide<kernels::ellr_spmv>(full.facts)}) {
+    CHECK_FALSE(d.ok);
+    CHECK(contains(d.reason, "lhs density 1 >= densify_density"));
+    CHECK(contains(d.reason, "a dense GEMM is faster"));
+  }
+  // The same matrix times a vector: ellr_spmv is not densified.
+  full.facts.rhs = {format::vector, true, 100, 1, 100};
+  full.facts.vectors = 1;
+  CHECK_FALSE(contains(decide<kernels::ellr_spmv>(full.facts).reason, "dense GEMM"));
+}
+
+TEST_CASE("ellr_spmv's step: width, transposes and the first product") {
+  const auto& t = spade::tuning();
+  spmm_facts f(1000, 5, 6, 1);
+  f.facts.rhs = {format::vector, true, 1000, 1, 1000};
+
+  const decision first = decide<kernels::ellr_spmv, rules::sparse_times_vector>(f.facts);
+  if (t.ellr_min_uses > 1) {
+    CHECK_FALSE(first.ok);
+    CHECK(contains(first.reason, "product 1 with this operand < ellr_min_uses " +
+                                     std::to_string(t.ellr_min_uses)));
+  }
+  // From the ellr_min_uses-th product on (or once converted), it runs.
+  f.facts.lhs_uses_as_is = [&t] { return static_cast<long>(t.ellr_min_uses); };
+  CHECK(decide<kernels::ellr_spmv, rules::sparse_times_vector>(f.facts).ok);
+  f.facts.lhs_uses_as_is = [] { return 0L; };
+  f.facts.lhs_ellr_cached = [] { return true; };
+  CHECK(decide<kernels::ellr_spmv, rules::sparse_times_vector>(f.facts).ok);
+  const std::string why = step<kernels::ellr_spmv>::why_chosen<rules::sparse_times_vector>(f.facts);
+  CHECK(contains(why, "the paper's layout: padding"));
+  CHECK(contains(why, "the ellr is cached on the operand (conversion reused)"));
+
+  f.facts.vectors = static_cast<index_t>(spade::plan::ellr_max_vectors) + 1;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
+        "N = " + std::to_string(f.facts.vectors) + " > ellr_max_vectors " +
+            std::to_string(spade::plan::ellr_max_vectors));
+  f.facts.vectors = 1;
+  f.facts.rhs_transposed = true;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).reason == "the dense operand is transposed");
+  f.facts.lhs_transposed = true;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
+        "the sparse operand is transposed (ellr has no transposed product)");
+
+  // A coo has no row lengths at hand.
+  spmm_facts coo(1000, 5, 6, 1);
+  coo.facts.lhs.kind = format::coo;
+  coo.facts.rhs = {format::vector, true, 1000, 1, 1000};
+  CHECK(contains(decide<kernels::ellr_spmv>(coo.facts).reason, "row lengths unknown"));
+}
+
+TEST_CASE("tiled_spgemm's step: nnz first, the census only after, then the tile criteria") {
+  const auto& t = spade::tuning();
+  product_facts f;
+  const auto nnz = static_cast<std::int64_t>(t.tiled_min_nnz);
+  f.lhs = {format::csr, true, 100000, 100000, nnz - 1};
+  f.rhs = f.lhs;
+  int census_calls = 0;
+  tile_census census;
+  f.census = [&]() -> const tile_census& {
+    ++census_calls;
+    return census;
+  };
+  const decision small = decide<kernels::tiled_spgemm, rules::sparse_times_sparse>(f);
+  CHECK_FALSE(small.ok);
+  CHECK(contains(small.reason, " < tiled_min_nnz "));
+  CHECK(census_calls == 0);  // the cheap criterion spares the census's kernels
+
+  f.lhs.nnz = nnz;
+  // Tiles of 64 entries each, 512 element products per tile pair: the densest there is.
+  census = {1000, 1000, 64000, 64000, 512000, 1000};
+  CHECK(decide<kernels::tiled_spgemm, rules::sparse_times_sparse>(f).ok);
+  CHECK(census_calls == 1);
+  CHECK(contains(step<kernels::tiled_spgemm>::why_chosen<rules::sparse_times_sparse>(f),
+                 "512000 element products in 1000 tile pairs: 512 per pair"));
+
+  // One entry per tile: too sparse on every criterion.
+  census = {1000, 1000, 1000, 1000, 1000, 1000};
+  const decision sparse = decide<kernels::tiled_spgemm, rules::sparse_times_sparse>(f);
+  CHECK_FALSE(sparse.ok);
+  CHECK(contains(sparse.reason, "tiles too sparse: 1000 element products in 1000 tile pairs"));
+
+  f.rhs_transposed = true;
+  CHECK(decide<kernels::tiled_spgemm, rules::sparse_times_sparse>(f).reason ==
+        "an operand is transposed (tiles have no transposed product)");
+  f.rhs_transposed = false;
+  f.lhs.kind = format::tiled;
+  f.rhs.kind = format::tiled;
+  f.lhs.nnz = 1;
+  CHECK(decide<kernels::tiled_spgemm, rules::sparse_times_sparse>(f).ok);
+  CHECK_FALSE(decide<kernels::tiled_spgemm_fp16, rules::sparse_times_sparse>(f).ok);
+}
+
+TEST_CASE("the cuSPARSE steps name the row-wise hand-off of small operands") {
+  product_facts f;
+  f.lhs = {format::csr, true, 100, 100, 500};
+  f.rhs = {format::vector, true, 100, 1, 100};
+  const std::string small = step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f);
+  CHECK(contains(small, "so cusparse_spmv runs Spade's row-wise kernel instead"));
+  f.lhs.rows = spade::plan::rowwise_max_extent + 1;
+  const std::string large = step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f);
+  CHECK_FALSE(contains(large, "row-wise"));
+  CHECK(large == "the first candidate that accepts these operands");
+}
