@@ -17,6 +17,8 @@
 
 #include <spade/spade.hpp>
 
+#include "detail/vendor_handles.hpp"
+
 namespace spade::bench {
 
 // ---- errors: a failing library call throws, naming the call and its status -----------------
@@ -58,47 +60,18 @@ inline cudaStream_t spade_stream() {
   return static_cast<cudaStream_t>(default_context().stream());
 }
 
-// ---- RAII owners of library objects ---------------------------------------------------------
+// ---- RAII owners of library objects (the library's own: detail/vendor_handles.hpp) ----------
 
-template <class Handle, auto Destroy>
-class owned {
- public:
-  owned() = default;
-  ~owned() { reset(); }
-  owned(const owned&) = delete;
-  owned& operator=(const owned&) = delete;
-  owned(owned&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  owned& operator=(owned&& other) noexcept {
-    if (this != &other) {
-      reset();
-      handle_ = std::exchange(other.handle_, nullptr);
-    }
-    return *this;
-  }
-  Handle* out() noexcept {
-    reset();
-    return &handle_;
-  }
-  Handle get() const noexcept { return handle_; }
-  void reset() noexcept {
-    if (handle_) Destroy(handle_);
-    handle_ = nullptr;
-  }
-
- private:
-  Handle handle_ = nullptr;
-};
-
-using cusparse_handle = owned<cusparseHandle_t, &cusparseDestroy>;
-using cublas_handle = owned<cublasHandle_t, &cublasDestroy>;
-using const_sp_mat = owned<cusparseConstSpMatDescr_t, &cusparseDestroySpMat>;
-using sp_mat = owned<cusparseSpMatDescr_t, &cusparseDestroySpMat>;
-using const_dn_vec = owned<cusparseConstDnVecDescr_t, &cusparseDestroyDnVec>;
-using dn_vec = owned<cusparseDnVecDescr_t, &cusparseDestroyDnVec>;
-using const_dn_mat = owned<cusparseConstDnMatDescr_t, &cusparseDestroyDnMat>;
-using dn_mat = owned<cusparseDnMatDescr_t, &cusparseDestroyDnMat>;
-using spgemm_descr = owned<cusparseSpGEMMDescr_t, &cusparseSpGEMM_destroyDescr>;
-using cuda_event = owned<cudaEvent_t, &cudaEventDestroy>;
+using detail::const_dn_mat;
+using detail::const_dn_vec;
+using detail::const_sp_mat;
+using detail::cublas_handle;
+using detail::cusparse_handle;
+using detail::dn_mat;
+using detail::dn_vec;
+using detail::sp_mat;
+using detail::spgemm_descr;
+using cuda_event = detail::owned<cudaEvent_t, &cudaEventDestroy>;
 
 /// Device memory from the device's default stream-ordered pool, freed on `stream` (the
 /// baselines' own allocations: Spade's pool is not theirs to use).

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "detail/library_support.cuh"
+#include "detail/vendor_handles.hpp"
 #include "instantiate.hpp"
 #include "spade/device/convert.hpp"
 #include "spade/device/kernels.hpp"
@@ -17,38 +18,16 @@ namespace spade::device {
 
 namespace {
 
-// ---- descriptors destroyed on scope exit, also when a call between throws ------------------
+// ---- descriptors destroyed on scope exit (detail/vendor_handles.hpp) ------------------------
 
-template <class Descr, auto Destroy>
-class owned {
- public:
-  owned() = default;
-  ~owned() {
-    if (descr_) Destroy(descr_);
-  }
-  owned(const owned&) = delete;
-  owned& operator=(const owned&) = delete;
-  owned(owned&& other) noexcept : descr_(std::exchange(other.descr_, nullptr)) {}
-
-  void reset() noexcept {
-    if (descr_) Destroy(descr_);
-    descr_ = nullptr;
-  }
-  Descr* out() noexcept { return &descr_; }
-  Descr get() const noexcept { return descr_; }
-
- private:
-  Descr descr_ = nullptr;
-};
-
-using const_sp_mat = owned<cusparseConstSpMatDescr_t, &cusparseDestroySpMat>;
-using sp_mat = owned<cusparseSpMatDescr_t, &cusparseDestroySpMat>;
-using const_dn_mat = owned<cusparseConstDnMatDescr_t, &cusparseDestroyDnMat>;
-using dn_mat = owned<cusparseDnMatDescr_t, &cusparseDestroyDnMat>;
-using const_dn_vec = owned<cusparseConstDnVecDescr_t, &cusparseDestroyDnVec>;
-using dn_vec = owned<cusparseDnVecDescr_t, &cusparseDestroyDnVec>;
-using spgemm_descr = owned<cusparseSpGEMMDescr_t, &cusparseSpGEMM_destroyDescr>;
-using mat_descr = owned<cusparseMatDescr_t, &cusparseDestroyMatDescr>;
+using detail::const_dn_mat;
+using detail::const_dn_vec;
+using detail::const_sp_mat;
+using detail::dn_mat;
+using detail::dn_vec;
+using detail::mat_descr;
+using detail::sp_mat;
+using detail::spgemm_descr;
 
 template <class T>
 void describe(const_sp_mat& d, const csr<T, gpu>& a) {
