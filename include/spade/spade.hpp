@@ -5,6 +5,7 @@
 #include "spade/core/error.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
+#include "spade/core/tuning.hpp"
 #include "spade/cpu/eigen.hpp"
 #include "spade/cpu/run.hpp"
 #include "spade/device/run.hpp"
@@ -23,4 +24,3 @@
 #include "spade/io/generators.hpp"
 #include "spade/io/matrix_market.hpp"
 #include "spade/plan/rule_table.hpp"
-#include "spade/plan/thresholds.hpp"

@@ -146,29 +146,30 @@ attempt try_spmv(context& ctx, cusparseHandle_t handle, cusparseOperation_t op, 
 
 // ---- SpMM ------------------------------------------------------------------------------------
 
+// The automatic choice follows plan::spmm_alg2_preferred (spade::tuning()'s cut-offs). ALG3
+// takes only op(A) = A: asked for Aᵀ it fails before launching anything and cuSPARSE prints
+// "** On entry to cusparseSpMM_bufferSize()" on the user's stderr, so a transposed A gets
+// DEFAULT, which the caller's fallback would run anyway.
 cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm, std::int64_t c_rows, std::int64_t c_cols,
-                               std::int64_t a_rows, std::int64_t a_nnz, bool double_precision) {
-  const std::int64_t min_elements =
-      double_precision ? spmm_alg2_min_elements_fp64 : spmm_alg2_min_elements;
-  const bool large_c = c_cols >= spmm_alg2_min_columns && c_rows * c_cols >= min_elements;
-  const bool wide_long_rows = c_cols >= spmm_alg2_wide_columns &&
-                              a_nnz >= spmm_alg2_wide_min_mean_row * a_rows &&
-                              a_nnz < spmm_alg2_wide_max_mean_row * a_rows;
-  const bool short_rows_fp64 = double_precision && c_cols >= spmm_alg2_short_row_min_columns_fp64 &&
-                               c_rows * c_cols >= spmm_alg2_short_row_min_elements_fp64 &&
-                               a_nnz < spmm_alg2_short_row_max_mean * a_rows;
+                               std::int64_t a_rows, std::int64_t a_nnz, bool double_precision,
+                               bool transposed_a) {
+  cusparseSpMMAlg_t alg = CUSPARSE_SPMM_CSR_ALG2;
   switch (algorithm) {
     case spmm_algorithm::automatic:
-      return large_c || wide_long_rows || short_rows_fp64 ? CUSPARSE_SPMM_CSR_ALG2
-                                                          : CUSPARSE_SPMM_CSR_ALG3;
+      alg = spmm_alg2_preferred(c_rows, c_cols, a_rows, a_nnz, double_precision)
+                ? CUSPARSE_SPMM_CSR_ALG2
+                : CUSPARSE_SPMM_CSR_ALG3;
+      break;
     case spmm_algorithm::csr_alg1:
-      return CUSPARSE_SPMM_CSR_ALG1;
+      alg = CUSPARSE_SPMM_CSR_ALG1;
+      break;
     case spmm_algorithm::csr_alg3:
-      return CUSPARSE_SPMM_CSR_ALG3;
+      alg = CUSPARSE_SPMM_CSR_ALG3;
+      break;
     case spmm_algorithm::csr_alg2:
       break;
   }
-  return CUSPARSE_SPMM_CSR_ALG2;
+  return alg == CUSPARSE_SPMM_CSR_ALG3 && transposed_a ? CUSPARSE_SPMM_ALG_DEFAULT : alg;
 }
 
 // What SpMM preprocessing depends on besides A: the dense operands' addresses, shapes, leading
@@ -306,13 +307,8 @@ void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>
                                          c.data(), detail::cuda_type<T>, order_of<LC>),
                      "describing the dense result C to cuSPARSE (spmm)");
   const cusparseOperation_t op = cusparse_op(op_a);
-  cusparseSpMMAlg_t alg =
-      cusparse_alg(algorithm, c.rows(), c.cols(), a.rows(), a.nnz(), std::is_same_v<T, double>);
-  // ALG3 takes only op(A) = A. Asked for Aᵀ it fails before launching anything and cuSPARSE
-  // prints "** On entry to cusparseSpMM_bufferSize()" on the user's stderr; DEFAULT is what the
-  // fallback below would run, so it is called directly.
-  if (alg == CUSPARSE_SPMM_CSR_ALG3 && op != CUSPARSE_OPERATION_NON_TRANSPOSE)
-    alg = CUSPARSE_SPMM_ALG_DEFAULT;
+  const cusparseSpMMAlg_t alg =
+      cusparse_alg(algorithm, c.rows(), c.cols(), a.rows(), a.nnz(), std::is_same_v<T, double>, ta);
   // Each algorithm takes only some combinations of op(A), op(B) and orders, and reports the others
   // as NOT_SUPPORTED before it launches anything; CUSPARSE_SPMM_ALG_DEFAULT takes the most.
   auto run = [&](const const_dn_mat& db, const dense_operands_key& operands,

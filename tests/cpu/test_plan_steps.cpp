@@ -209,8 +209,62 @@ TEST_CASE("the cuSPARSE steps name the row-wise hand-off of small operands") {
   f.rhs = {format::vector, true, 100, 1, 100};
   const std::string small = step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f);
   CHECK(contains(small, "so cusparse_spmv runs Spade's row-wise kernel instead"));
-  f.lhs.rows = spade::plan::rowwise_max_extent + 1;
+  f.lhs.rows = spade::tuning().rowwise_max_extent + 1;
   const std::string large = step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f);
   CHECK_FALSE(contains(large, "row-wise"));
   CHECK(large == "the first candidate that accepts these operands");
+}
+
+namespace {
+
+/// Restores spade::tuning() when a case that changed it ends, also when a check throws.
+struct tuning_restorer {
+  spade::thresholds saved = spade::tuning();
+  ~tuning_restorer() { spade::tuning() = saved; }
+};
+
+}  // namespace
+
+TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field changes the choice") {
+  const tuning_restorer restore;
+  auto& t = spade::tuning();
+  // The row-wise hand-off of the cuSPARSE wrappers, and explain's note about it.
+  using spade::plan::rowwise_preferred;
+  CHECK(rowwise_preferred(100, 100, 500));
+  t.rowwise_max_extent = 64;
+  CHECK_FALSE(rowwise_preferred(100, 100, 500));
+  CHECK(rowwise_preferred(64, 64, 500));
+  t.rowwise_max_nnz = 499;
+  CHECK_FALSE(rowwise_preferred(64, 64, 500));
+  product_facts f;
+  f.lhs = {format::csr, true, 60, 60, 400};
+  f.rhs = {format::vector, true, 60, 1, 60};
+  CHECK(contains(step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f),
+                 "A is at most 64x64 with at most 499 entries"));
+  t = restore.saved;
+
+  // cusparseSpMM's automatic algorithm: each of its three reasons for ALG2, then its cut-off
+  // moved past the case.
+  using spade::plan::spmm_alg2_preferred;
+  CHECK(spmm_alg2_preferred(1000000, 64, 1000000, 5000000, false));  // C of 64 M elements
+  t.spmm_alg2_min_elements = 100000000;
+  CHECK_FALSE(spmm_alg2_preferred(1000000, 64, 1000000, 5000000, false));
+  CHECK(spmm_alg2_preferred(1000, 512, 1000, 10000, false));  // wide B, 10 per row
+  t.spmm_alg2_wide_min_mean_row = 16;
+  CHECK_FALSE(spmm_alg2_preferred(1000, 512, 1000, 10000, false));
+  CHECK(spmm_alg2_preferred(1600000, 32, 1600000, 7680000, true));  // fp64, 4.8 per row
+  CHECK_FALSE(spmm_alg2_preferred(1600000, 32, 1600000, 7680000, false));
+  t.spmm_alg2_short_row_max_mean = 4;
+  CHECK_FALSE(spmm_alg2_preferred(1600000, 32, 1600000, 7680000, true));
+  t = restore.saved;
+
+  // ELLR-T lanes: the share of the resident threads, then the entries per lane.
+  using spade::detail::ellr_threads_per_row;
+  constexpr std::int64_t h100 = 132 * 2048;
+  CHECK(ellr_threads_per_row(15606, 5.9, h100) == 8);
+  t.ellr_lanes_max_resident_share = 0.375;
+  CHECK(ellr_threads_per_row(15606, 5.9, h100) == 4);
+  CHECK(ellr_threads_per_row(1000000, 26.5, h100) == 1);
+  t.ellr_lanes_min_entries_per_lane = 8.0;
+  CHECK(ellr_threads_per_row(1000000, 26.5, h100) == 4);
 }

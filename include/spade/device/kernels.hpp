@@ -174,11 +174,11 @@ template <scalar T>
 std::vector<T> tile_product_probe(const std::vector<T>& a, const std::vector<T>& b,
                                   tile_arithmetic arithmetic);
 
-/// The sizes the cuSPARSE wrappers (spmv, spmm, transpose) hand to Spade's row-wise kernels
-/// instead (plan/facts.hpp says why).
-using plan::rowwise_max_extent;
-using plan::rowwise_max_nnz;
+/// Whether the cuSPARSE wrappers (spmv, spmm, transpose) hand an operand to Spade's row-wise
+/// kernels instead, and whether spmm's automatic algorithm is ALG2 (plan/facts.hpp; the sizes
+/// are spade::tuning()'s, which says why).
 using plan::rowwise_preferred;
+using plan::spmm_alg2_preferred;
 
 /// y = alpha·op(A)·x + beta·y, a warp per row of A (op = transpose scatters with atomics, so
 /// its rounding may vary between runs). beta = 0 ignores y's contents (NaN included).

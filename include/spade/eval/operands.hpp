@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spade/core/conversion_cache.hpp"
+#include "spade/core/tuning.hpp"
 #include "spade/device/kernels.hpp"
 #include "spade/device/vendor.hpp"
 #include "spade/expr/nodes.hpp"
@@ -16,7 +17,6 @@
 #include "spade/formats/convert.hpp"
 #include "spade/plan/facts.hpp"
 #include "spade/plan/steps.hpp"
-#include "spade/plan/thresholds.hpp"
 
 namespace spade {
 

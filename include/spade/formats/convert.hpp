@@ -4,10 +4,10 @@
 #include <type_traits>
 
 #include "spade/core/conversion_cache.hpp"
+#include "spade/core/tuning.hpp"
 #include "spade/cpu/convert.hpp"
 #include "spade/device/convert.hpp"
 #include "spade/formats/traits.hpp"
-#include "spade/plan/thresholds.hpp"
 
 namespace spade {
 

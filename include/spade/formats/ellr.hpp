@@ -14,6 +14,7 @@
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
 #include "spade/core/storage.hpp"
+#include "spade/core/tuning.hpp"
 #include "spade/formats/validate.hpp"
 
 namespace spade {
@@ -52,14 +53,19 @@ constexpr std::int64_t ellr_slot(std::int64_t height, std::int64_t lanes, std::i
 
 /// ELLR-T's threads per row for `rows` rows of `mean` entries on a device of
 /// `resident_threads` (measured on an H100, docs/benchmarks/ellr.md): doubled while the
-/// threads stay within 3/4 of the resident ones and under the mean row length rounded up to a
-/// power of two (small matrices are latency-bound: more threads per row shorten each row's
-/// chain of dependent loads); then doubled while each thread still walks 32 entries or more.
+/// threads stay within spade::tuning().ellr_lanes_max_resident_share (3/4) of the resident ones
+/// and under the mean row length rounded up to a power of two (small matrices are latency-bound:
+/// more threads per row shorten each row's chain of dependent loads); then doubled while each
+/// thread still walks ellr_lanes_min_entries_per_lane (32) entries or more.
 inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t resident_threads) {
+  const auto& tune = tuning();
   index_t t = 1;
-  while (t < ellr_max_lanes && rows * (2 * t) * 4 <= resident_threads * 3 && t < mean)
+  while (t < ellr_max_lanes &&
+         static_cast<double>(rows * (2 * t)) <=
+             static_cast<double>(resident_threads) * tune.ellr_lanes_max_resident_share &&
+         t < mean)
     t *= 2;
-  while (t < ellr_max_lanes && mean / t >= 32.0)
+  while (t < ellr_max_lanes && mean / t >= tune.ellr_lanes_min_entries_per_lane)
     t *= 2;
   return t;
 }

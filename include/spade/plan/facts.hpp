@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spade/core/scalar.hpp"
+#include "spade/core/tuning.hpp"
 #include "spade/formats/ellr.hpp"
 
 namespace spade::plan {
@@ -78,17 +79,30 @@ struct tile_census {
 /// Widest X that ellr_spmv multiplies in one pass (its kernels are instantiated up to this).
 inline constexpr index_t ellr_max_vectors = 8;
 
-/// Largest rows/cols and nonzeros of a csr operand that the cuSPARSE wrappers (spmv, spmm,
-/// transpose) hand to Spade's row-wise kernels instead. cuSPARSE 12.6 returned a zero last row
-/// for some 32-row matrices, depending on the calls made before (docs/vendor-bugs.md); at this
-/// size one launch without workspace costs about what cuSPARSE does (5.0 against 4.8 µs on
-/// bcsstk03, N = 32). The entry bound matters only for operands built unchecked.
-inline constexpr index_t rowwise_max_extent = 256;
-inline constexpr std::int64_t rowwise_max_nnz = std::int64_t{1} << 16;
-
-/// Whether a rows × cols operand with `nnz` entries goes to the row-wise kernels.
+/// Whether a rows × cols csr operand with `nnz` entries goes to the row-wise kernels instead
+/// of cuSPARSE (spmv, spmm, transpose): spade::tuning().rowwise_max_extent / rowwise_max_nnz,
+/// which say why.
 inline bool rowwise_preferred(index_t rows, index_t cols, std::int64_t nnz) noexcept {
-  return rows <= rowwise_max_extent && cols <= rowwise_max_extent && nnz <= rowwise_max_nnz;
+  const auto& t = tuning();
+  return rows <= t.rowwise_max_extent && cols <= t.rowwise_max_extent && nnz <= t.rowwise_max_nnz;
+}
+
+/// Whether cusparseSpMM runs ALG2 rather than ALG3 for C = op(A)·B of c_rows × c_cols with A
+/// of a_rows rows and a_nnz entries (spade::tuning().spmm_alg2_*, which give the measurements).
+inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::int64_t a_rows,
+                                std::int64_t a_nnz, bool double_precision) noexcept {
+  const auto& t = tuning();
+  const std::int64_t min_elements =
+      double_precision ? t.spmm_alg2_min_elements_fp64 : t.spmm_alg2_min_elements;
+  const bool large_c = c_cols >= t.spmm_alg2_min_columns && c_rows * c_cols >= min_elements;
+  const bool wide_long_rows = c_cols >= t.spmm_alg2_wide_columns &&
+                              a_nnz >= t.spmm_alg2_wide_min_mean_row * a_rows &&
+                              a_nnz < t.spmm_alg2_wide_max_mean_row * a_rows;
+  const bool short_rows_fp64 = double_precision &&
+                               c_cols >= t.spmm_alg2_short_row_min_columns_fp64 &&
+                               c_rows * c_cols >= t.spmm_alg2_short_row_min_elements_fp64 &&
+                               a_nnz < t.spmm_alg2_short_row_max_mean * a_rows;
+  return large_c || wide_long_rows || short_rows_fp64;
 }
 
 /// One product or sum node's facts. The costly ones (a copy of the row pointers, a census

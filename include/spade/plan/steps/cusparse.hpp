@@ -12,9 +12,10 @@ template <class Kernel>
 std::string rowwise_note(const product_facts& f) {
   if (!f.lhs.on_gpu || !f.lhs.sparse() || !rowwise_preferred(f.lhs.rows, f.lhs.cols, f.lhs.nnz))
     return {};
-  return std::string("; A is at most ") + std::to_string(rowwise_max_extent) + "x" +
-         std::to_string(rowwise_max_extent) + " with at most " + std::to_string(rowwise_max_nnz) +
-         " entries, so " + Kernel::name +
+  const auto& t = tuning();
+  return std::string("; A is at most ") + std::to_string(t.rowwise_max_extent) + "x" +
+         std::to_string(t.rowwise_max_extent) + " with at most " +
+         std::to_string(t.rowwise_max_nnz) + " entries, so " + Kernel::name +
          " runs Spade's row-wise kernel instead (docs/vendor-bugs.md)";
 }
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <type_traits>
 
+#include "spade/core/tuning.hpp"
 #include "spade/plan/facts.hpp"
 #include "spade/plan/kernels.hpp"
 #include "spade/plan/rules/products.hpp"
-#include "spade/plan/thresholds.hpp"
 
 namespace spade::plan {
 

@@ -1,11 +1,15 @@
-// The run-time thresholds that choose among a plan's compile-time candidates.
+// Every run-time threshold and tuning constant of the planner and the back ends: spade::tuning().
 #pragma once
+
+#include <cstdint>
 
 namespace spade {
 
 /// Defaults come from measurements (see docs/planner.md for each one's source); a program may
 /// change them at run time through spade::tuning(), and test builds lower them so every
-/// branch runs on small inputs.
+/// branch runs on small inputs. The planner's steps (plan/steps/) and the compiled back end
+/// (lib/) read the same values: the cuSPARSE wrappers' algorithm choice and row-wise hand-off
+/// and the ELLR-T lanes of a conversion follow a changed field too.
 struct thresholds {
   /// sparse × dense on the GPU: at or above this density the sparse operand is densified and
   /// cuBLAS GEMM runs instead of cuSPARSE SpMM. ../shared/BENCHMARKS.md extrapolated a
@@ -79,6 +83,52 @@ struct thresholds {
   double tiled_min_nnz = 1.0e5;
   double tiled_min_products_per_pair = 24.0;
   double tiled_min_fill = 6.0;
+  /// ELLR-T lanes per row (detail::ellr_threads_per_row, formats/ellr.hpp): lanes double while
+  /// a row's lanes over every row stay within ellr_lanes_max_resident_share of the device's
+  /// resident threads and below the mean row length (small matrices are latency-bound: more
+  /// lanes shorten each row's chain of dependent loads), then while each lane still walks
+  /// ellr_lanes_min_entries_per_lane entries or more. docs/benchmarks/ellr.md.
+  double ellr_lanes_max_resident_share = 0.75;
+  double ellr_lanes_min_entries_per_lane = 32.0;
+  /// cusparseSpMM's algorithm when the caller asks for spmm_algorithm::automatic (every
+  /// planned product does): ALG2 when B has at least spmm_alg2_min_columns columns and C at
+  /// least spmm_alg2_min_elements (float) / spmm_alg2_min_elements_fp64 (double) elements, or
+  /// when B has at least spmm_alg2_wide_columns columns and A from spmm_alg2_wide_min_mean_row
+  /// to below spmm_alg2_wide_max_mean_row entries per row on average; else ALG3.
+  /// From spade-bench spmm on the H100: at N = 32 ALG3 won on every real and synthetic matrix,
+  /// rmat's 1 M rows included (ALG2 there ran 0.67×). At N = 128 ALG2 won in float from 5·10⁶
+  /// elements of C (ct2010, nh2010, cage11, soc-Slashdot0902; ALG3 still won at 4.4–4.7·10⁶) and
+  /// in double from about 2·10⁶ (Dubcova1, astro-ph, as-caida: ALG3 lost up to 1.5×). At N = 512
+  /// ALG2 won on the real matrices with ≥ 8 entries per row (bayer03 1.65×, mhd3200a 1.45×,
+  /// s1rmq4m1 1.44×) except the power-law ego-Facebook (ALG3 1.24× faster) and wiki-Vote (1.08×),
+  /// ALG3 on shorter rows; at N = 256 ALG3 still won on all of them (zenios 1.8×). Random rows of
+  /// 80–800 entries (the paper's squares at density 0.02–0.1) went back to ALG3 (up to 1.7×).
+  /// docs/benchmarks/spmm-real-2026-11-22d.csv, spmm-real-fp64-2026-11-22d.csv,
+  /// spmm-real-wide-2026-11-22d.csv, spmm-paper-2026-11-22d.csv.
+  std::int64_t spmm_alg2_min_columns = 64;
+  std::int64_t spmm_alg2_min_elements = 5'000'000;
+  std::int64_t spmm_alg2_min_elements_fp64 = 1'800'000;
+  std::int64_t spmm_alg2_wide_columns = 512;
+  std::int64_t spmm_alg2_wide_min_mean_row = 8;
+  std::int64_t spmm_alg2_wide_max_mean_row = 64;
+  /// fp64 on short rows (mean below spmm_alg2_short_row_max_mean entries) with C past the L2
+  /// cache: ALG2 from spmm_alg2_short_row_min_columns_fp64 columns. circuit_1M_3 /
+  /// circuit_1.6M_4.8 (3 and 4.8 per row) at N = 32: ALG2 0.417 / 0.829 ms, ALG3 0.749 / 1.353;
+  /// at N = 16 ALG2 0.331 / 0.674, ALG3 0.387 / 0.698. At 6.96 per row (stencil7_160^3,
+  /// N = 16) and 16–27 per row ALG3 won, and so did L2-resident Cs of short rows (ct2010,
+  /// 67578 x 32). fp32 kept ALG3 at N = 16–32 on the same circuits. H100, 2026-11-24.
+  std::int64_t spmm_alg2_short_row_max_mean = 6;
+  std::int64_t spmm_alg2_short_row_min_columns_fp64 = 16;
+  std::int64_t spmm_alg2_short_row_min_elements_fp64 = 8'000'000;
+  /// The cuSPARSE wrappers (device::spmv, spmm, transpose) hand a csr operand of at most
+  /// rowwise_max_extent rows and columns and rowwise_max_nnz entries to Spade's row-wise
+  /// kernels. cuSPARSE 12.6 returned a zero last row for some 32-row matrices, depending on the
+  /// calls made before (docs/vendor-bugs.md): lowering rowwise_max_extent below 32 exposes that
+  /// bug again. At this size one launch without workspace costs about what cuSPARSE does (5.0
+  /// against 4.8 µs on bcsstk03, N = 32). The entry bound matters only for operands built
+  /// unchecked.
+  int rowwise_max_extent = 256;
+  std::int64_t rowwise_max_nnz = std::int64_t{1} << 16;
 };
 
 inline constexpr thresholds default_thresholds{};
