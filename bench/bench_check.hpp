@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_counts.hpp"
 #include "bench_support.hpp"
 
 namespace spade::bench {
@@ -205,17 +206,6 @@ std::vector<T> pick_rows(const std::vector<T>& all, index_t n, const std::vector
     out.insert(out.end(), all.begin() + static_cast<std::ptrdiff_t>(i) * n,
                all.begin() + static_cast<std::ptrdiff_t>(i + 1) * n);
   return out;
-}
-
-/// Σ over A's entries (i, k) of nnz(B's row k): the multiply-adds of A·B (GFLOP/s = 2 × this).
-template <class T>
-double product_count(const csr<T, cpu>& a, const csr<T, cpu>& b) {
-  double products = 0;
-  for (index_t k = 0; k < a.nnz(); ++k) {
-    const index_t m = a.col_idx()[k];
-    products += static_cast<double>(b.row_ptr()[m + 1] - b.row_ptr()[m]);
-  }
-  return products;
 }
 
 }  // namespace spade::bench

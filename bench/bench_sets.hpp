@@ -5,12 +5,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "bench_support.hpp"
+#include <spade/spade.hpp>
 
 namespace spade::bench {
 

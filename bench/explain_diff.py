@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two `spade-bench explain` dumps (e.g. before and after a planner refactor).
 
-usage: bench/explain_diff.py OLD.txt NEW.txt [--context N]   (either may be gzipped: .gz)
+usage: bench/explain_diff.py OLD.txt NEW.txt [--context N] [--chosen]   (either may be .gz)
 
 A dump is a run of blocks: a `=== matrix ...` line opens a matrix, a `--- product ...` line
 opens one plan under it, and the lines up to the next header are that plan's explain() text.
@@ -9,6 +9,13 @@ Lines before the first matrix (the command, device and commit lines) are not com
 are matched by (matrix line, product line); the report lists every block whose text differs
 (as a unified diff), every block found in one dump only, and ends with one summary line:
 "explain_diff: 0 differences over B blocks" or "explain_diff: D differences over B blocks".
+
+With --chosen, only the kernels each block names as chosen are compared, and blocks that
+either dump skipped ("skipped: ..." as their first line) are left out: a device's dump against
+spade-explain-preview's (a device profile on a machine without the device), whose facts text
+may differ where the device computes more (hash_spgemm's bins). It ends with
+"explain_diff: D differences in the chosen kernels over B blocks compared (S skipped, F of
+the compared identical in full text)".
 
 Exit status: 0 no differences, 1 differences, 2 a file unreadable or holding no block.
 """
@@ -39,6 +46,35 @@ def blocks(path):
     return out
 
 
+def chosen(text):
+    """The kernels a block's lines name as chosen, in order."""
+    return [line.split("chosen: ", 1)[1].split(" ")[0] for line in text if "chosen: " in line]
+
+
+def skipped(text):
+    return bool(text) and text[0].startswith("skipped")
+
+
+def compare_chosen(old, new):
+    differences = compared = skipped_count = identical = 0
+    for key in old:
+        if key not in new or skipped(old[key]) or skipped(new[key]):
+            skipped_count += 1
+            continue
+        compared += 1
+        a = [line for line in old[key] if not line.startswith("previewed for ")]
+        b = [line for line in new[key] if not line.startswith("previewed for ")]
+        identical += a == b
+        if chosen(a) != chosen(b):
+            differences += 1
+            print(f"CHOSEN DIFFERS  {key[0][4:]} :: {key[1][4:]}: {chosen(a)} vs {chosen(b)}")
+    skipped_count += sum(1 for key in new if key not in old)
+    print(f"explain_diff: {differences} differences in the chosen kernels over {compared} blocks "
+          f"compared ({skipped_count} skipped, {identical} of the compared identical in full "
+          f"text)")
+    return 1 if differences else 0
+
+
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     context = 3
@@ -62,6 +98,8 @@ def main(argv):
             print(f"explain_diff: {path} holds no '=== matrix' / '--- product' block",
                   file=sys.stderr)
             return 2
+    if "--chosen" in argv:
+        return compare_chosen(old, new)
     differences = 0
     for key in old:
         if key not in new:

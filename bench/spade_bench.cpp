@@ -24,6 +24,7 @@
 #include "bench_sets.hpp"
 #include "bench_support.hpp"
 #include "bench_timing.hpp"
+#include "explain_dump.hpp"
 
 namespace spade::bench {
 namespace {
@@ -1364,35 +1365,11 @@ std::vector<int> int_list(const std::string& list) {
 
 // ---- explain: every product kind's plan on every matrix, for diffing two commits -----------
 
-/// Products of A * transpose(A): each column's count squared, summed.
-template <class T>
-double products_with_transpose(const csr<T, cpu>& a) {
-  std::vector<double> column(static_cast<std::size_t>(a.cols()), 0.0);
-  for (const index_t c : a.col_idx())
-    column[static_cast<std::size_t>(c)] += 1.0;
-  double total = 0;
-  for (const double n : column)
-    total += n * n;
-  return total;
-}
-
-/// One block of the dump: its header, then explain's text (or the error it raised).
-template <class Explain>
-void explain_block(const std::string& what, Explain&& explain_now) {
-  std::printf("--- %s\n", what.c_str());
-  try {
-    std::printf("%s", explain_now().c_str());
-  } catch (const std::exception& e) {
-    std::printf("error: %s\n", e.what());
-  }
-  std::fflush(stdout);
-}
-
-/// explain() of every product kind on each matrix of the sets: A*x and transpose(A)*x, A*B at
-/// the --n widths (row-major, col-major at 32, transpose(A)*B at 32), A*A and A*transpose(A)
-/// within --max-products. Each plan is printed before the first product and again after it
-/// (the planner converts some operands from their second product on), so two commits' dumps
-/// differ only where a plan does (bench/explain_diff.py). Nothing is timed.
+/// explain() of every product kind on each matrix of the sets (explain_dump.hpp): A*x and
+/// transpose(A)*x, A*B at the --n widths (row-major, col-major at 32, transpose(A)*B at 32),
+/// A*A and A*transpose(A) within --max-products. Each plan is printed before the first product
+/// and again after it (the planner converts some operands from their second product on), so
+/// two commits' dumps differ only where a plan does (bench/explain_diff.py). Nothing is timed.
 template <class T>
 int command_explain(const set_options& so, const options& opt, const run_options& ro) {
   std::vector<index_t> widths;
@@ -1400,58 +1377,53 @@ int command_explain(const set_options& so, const options& opt, const run_options
     widths.push_back(n);
   for (const auto& mc : matrix_set<T>(so)) {
     const csr<T, cpu> host = mc.make();
-    std::printf("=== %s (%s) %dx%d nnz %lld %s\n", mc.name.c_str(), mc.family.c_str(), host.rows(),
-                host.cols(), static_cast<long long>(host.nnz()), precision_name<T>());
     const csr<T, gpu> a = to_gpu(host);
-    {
-      const vector<T, gpu> x(a.cols());
-      vector<T, gpu> y(a.rows());
-      explain_block("A*x (first)", [&] { return explain(a * x); });
-      explain_block("A*x (after one product)", [&] {
-        y = a * x;
-        return explain(a * x);
-      });
-      const vector<T, gpu> xt(a.rows());
-      vector<T, gpu> yt(a.cols());
-      explain_block("transpose(A)*x", [&] {
-        yt = transpose(a) * xt;
-        return explain(transpose(a) * xt);
-      });
-    }
-    for (const index_t n : widths) {
-      const dense<T, gpu> b(a.cols(), n);
-      dense<T, gpu> c(a.rows(), n);
-      const std::string name = "A*B, B " + std::to_string(n) + " columns row-major";
-      explain_block(name + " (first)", [&] { return explain(a * b); });
-      explain_block(name + " (after one product)", [&] {
-        c = a * b;
-        return explain(a * b);
-      });
-    }
-    {
-      const dense<T, gpu, col_major> b(a.cols(), 32);
-      dense<T, gpu, col_major> c(a.rows(), 32);
-      explain_block("A*B, B 32 columns col-major", [&] {
-        c = a * b;
-        return explain(a * b);
-      });
-      const dense<T, gpu> bt(a.rows(), 32);
-      dense<T, gpu> ct(a.cols(), 32);
-      explain_block("transpose(A)*B, B 32 columns row-major", [&] {
-        ct = transpose(a) * bt;
-        return explain(transpose(a) * bt);
-      });
-    }
-    if (host.rows() == host.cols()) {
-      if (product_count(host, host) <= ro.max_products)
-        explain_block("A*A", [&] { return explain(a * a); });
-      else
-        std::printf("--- A*A\nskipped: more than --max-products products\n");
-    }
-    if (products_with_transpose(host) <= ro.max_products)
-      explain_block("A*transpose(A)", [&] { return explain(a * transpose(a)); });
-    else
-      std::printf("--- A*transpose(A)\nskipped: more than --max-products products\n");
+    explain_matrix(mc.name, mc.family, host, widths, ro.max_products,
+                   [&](explain_kind kind, index_t n) -> std::string {
+                     switch (kind) {
+                       case explain_kind::vector_first:
+                       case explain_kind::vector_after: {
+                         const vector<T, gpu> x(a.cols());
+                         if (kind == explain_kind::vector_after) {
+                           vector<T, gpu> y(a.rows());
+                           y = a * x;
+                         }
+                         return explain(a * x);
+                       }
+                       case explain_kind::transposed_vector: {
+                         const vector<T, gpu> xt(a.rows());
+                         vector<T, gpu> yt(a.cols());
+                         yt = transpose(a) * xt;
+                         return explain(transpose(a) * xt);
+                       }
+                       case explain_kind::dense_first:
+                       case explain_kind::dense_after: {
+                         const dense<T, gpu> b(a.cols(), n);
+                         if (kind == explain_kind::dense_after) {
+                           dense<T, gpu> c(a.rows(), n);
+                           c = a * b;
+                         }
+                         return explain(a * b);
+                       }
+                       case explain_kind::dense_col_major: {
+                         const dense<T, gpu, col_major> b(a.cols(), n);
+                         dense<T, gpu, col_major> c(a.rows(), n);
+                         c = a * b;
+                         return explain(a * b);
+                       }
+                       case explain_kind::transposed_dense: {
+                         const dense<T, gpu> bt(a.rows(), n);
+                         dense<T, gpu> ct(a.cols(), n);
+                         ct = transpose(a) * bt;
+                         return explain(transpose(a) * bt);
+                       }
+                       case explain_kind::square:
+                         return explain(a * a);
+                       case explain_kind::with_transpose:
+                       default:
+                         return explain(a * transpose(a));
+                     }
+                   });
   }
   return 0;
 }

@@ -39,6 +39,7 @@ struct multiply_options {
   std::string kernel;  ///< empty: the planner chooses
   bool check = false;
   bool explain = false;
+  std::string profile;  ///< --profile: preview the gpu plan for this device, run nothing
   bool single = false;  ///< --float (default double)
   int repeat = 5;
   bool help = false;
@@ -89,6 +90,8 @@ inline multiply_options parse_multiply(const std::vector<std::string>& args) {
       o.check = true;
     } else if (arg == "--explain") {
       o.explain = true;
+    } else if (arg == "--profile") {
+      o.profile = value_of(k);
     } else if (arg == "--float" || arg == "--double") {
       o.single = arg == "--float";  // the last one given wins
     } else if (arg == "--help" || arg == "-h") {
@@ -100,6 +103,10 @@ inline multiply_options parse_multiply(const std::vector<std::string>& args) {
     }
   }
   if (o.help) return o;
+  if (!o.profile.empty() && !o.explain)
+    throw usage_error("--profile previews a plan without running it: give --explain with it");
+  if (!o.profile.empty() && (!o.kernel.empty() || o.check))
+    throw usage_error("--profile previews the planner's choice: it takes no --kernel or --check");
   if (files.empty()) throw usage_error("no matrix file given");
   if (files.size() > 2) throw usage_error("at most two matrix files (A and B), got more");
   o.a_path = files[0];
@@ -221,6 +228,11 @@ inline constexpr const char* cpu_check_skipped =
 template <class Space, class A, class B>
 int time_product(const A& a_host, const B& b_host, double flop, const std::string& flop_rule,
                  const multiply_options& o, report& r, std::ostream& out) {
+  if (!o.profile.empty()) {  // --explain --profile: the gpu plan for that device, on the host
+    r.print(out);
+    out << explain(a_host * b_host, load_device_profile(o.profile)) << '\n';
+    return 0;
+  }
   const auto a = to_space<Space>(a_host);
   const auto b = to_space<Space>(b_host);
   const auto e = a * b;  // refers to a and b; evaluated below
@@ -309,6 +321,10 @@ int multiply(const multiply_options& o, const std::string& device, std::ostream&
 
 /// `spade multiply ...`: runs on the GPU when one is usable, else on the CPU (and says so).
 inline int command_multiply(const multiply_options& o, std::ostream& out) {
+  if (!o.profile.empty()) {
+    const std::string device = "none: previewed for the profile " + o.profile;
+    return o.single ? multiply<float, cpu>(o, device, out) : multiply<double, cpu>(o, device, out);
+  }
   std::string why;
   if (device_available(&why)) {
     const device_properties& p = default_context().properties();

@@ -41,6 +41,8 @@ constexpr const char* usage_text =
     "      --plot FILE.png      (one matrix) also write a picture: its spy plot and, below,\n"
     "                           the histogram of row lengths\n"
     "  device                   describe the CUDA device; exits 2 when there is none\n"
+    "      --profile            print its profile (properties and thresholds) as JSON, for\n"
+    "                           multiply --profile on machines without it\n"
     "  multiply <A.mtx[.gz]> [B.mtx[.gz] | --dense N | --vector] [options]\n"
     "                           plan and time A*B on the GPU (on the CPU without one):\n"
     "                           B from a file (sparse x sparse), a random dense matrix of N\n"
@@ -53,6 +55,9 @@ constexpr const char* usage_text =
     "      --check              report the max relative error against spade::reference\n"
     "                           (on the GPU; on the CPU the product is the reference)\n"
     "      --explain            print the plan: rule, candidates, conversions, choice\n"
+    "      --profile P          with --explain: print the gpu plan for device profile P\n"
+    "                           (h100, h200 or a file from `spade device --profile`)\n"
+    "                           without running it; works without a GPU\n"
     "      --float, --double    scalar type (default double)\n"
     "      --repeat R           time R runs after one warm-up, report the median (default 5)\n"
     "  help, --help, -h         show this text\n";
@@ -238,7 +243,7 @@ int command_info(const std::vector<std::string>& args) {
   return status;
 }
 
-int command_device() {
+int command_device(bool profile) {
   std::string reason;
   if (!spade::device_available(&reason)) {
     std::cout << "no GPU: " << reason << '\n';
@@ -246,6 +251,10 @@ int command_device() {
   }
   try {
     const spade::device_properties& p = spade::default_context().properties();
+    if (profile) {
+      std::cout << spade::to_json(spade::profile_of(p));
+      return exit_ok;
+    }
     report r;
     r.add("device", std::to_string(p.ordinal) + ": " + p.name);
     r.add("compute capability",
@@ -275,11 +284,12 @@ int run(const std::vector<std::string>& args) {
   }
   if (command == "info") return command_info({args.begin() + 1, args.end()});
   if (command == "device") {
-    if (args.size() > 1) {
-      std::cerr << "spade device: takes no arguments\n";
+    const bool profile = args.size() == 2 && args[1] == "--profile";
+    if (args.size() > 1 && !profile) {
+      std::cerr << "spade device: takes no arguments but --profile\n";
       return exit_failure;
     }
-    return command_device();
+    return command_device(profile);
   }
   if (command == "multiply") {
     try {

@@ -101,6 +101,16 @@ context::context(int device) : impl_(std::make_unique<impl>()) {
   p.reserved_shared_memory_per_block = prop.reservedSharedMemPerBlock;
   p.max_blocks_per_sm = prop.maxBlocksPerMultiProcessor;
   p.l2_cache_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  // Peak DRAM bandwidth: two transfers per memory clock over the bus (0 when a driver does not
+  // report them).
+  int memory_clock_khz = 0;
+  int bus_width_bits = 0;
+  if (cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device) ==
+          cudaSuccess &&
+      cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device) ==
+          cudaSuccess)
+    p.memory_bandwidth = 2.0 * memory_clock_khz * 1000.0 * (bus_width_bits / 8.0);
+  (void)cudaGetLastError();
 
   SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking),
                  "creating the context stream");

@@ -21,6 +21,7 @@ struct device_properties {
   std::size_t reserved_shared_memory_per_block = 0;  ///< taken by the runtime from every block
   int max_blocks_per_sm = 0;
   std::size_t l2_cache_bytes = 0;
+  double memory_bandwidth = 0.0;  ///< peak DRAM bytes per second (memory clock × bus width)
 };
 
 /// Owns one device's stream, its stream-ordered memory pool (cudaMallocAsync on a

@@ -1,11 +1,14 @@
-// spade::explain(e): the plan of an expression, in words — conversions, kernel, and why.
+// spade::explain(e): the plan of an expression, in words — conversions, kernel, and why;
+// explain(e, profile): the gpu plan of cpu operands, previewed for a device profile.
 #pragma once
 
 #include <sstream>
 #include <string>
 #include <type_traits>
 
+#include "spade/core/device_profile.hpp"
 #include "spade/eval/evaluate.hpp"
+#include "spade/eval/preview.hpp"
 #include "spade/eval/select.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
@@ -23,11 +26,14 @@ std::string type_text() {
   return text + ">";
 }
 
-template <class M>
+/// `m` described as it is, or (Preview) as its gpu copy would be.
+template <bool Preview, class M>
 std::string describe_storage(const M& m) {
   std::ostringstream out;
-  out << type_text<M>() << " " << expr::rows_of(m) << "x" << expr::cols_of(m);
-  if constexpr (sparse_matrix<M>) out << ", nnz " << m.nnz() << ", density " << density_of(m);
+  out << type_text<std::conditional_t<Preview, on_gpu_t<M>, M>>() << " " << expr::rows_of(m) << "x"
+      << expr::cols_of(m);
+  if constexpr (sparse_matrix<M>)
+    out << ", nnz " << m.nnz() << ", density " << operand_facts_of(m).density();
   return out.str();
 }
 
@@ -45,8 +51,8 @@ std::string steps_text(plan::steps<Steps...>) {
 }
 
 /// What an operand of a node is: a storage leaf (with its facts), or a temporary.
-template <class X>
-std::string describe_operand(const X& x, int indent);
+template <bool Preview, class X>
+std::string describe_operand(const X& x, int indent, const device_profile* profile);
 
 /// The storage leaf under scaled/transposed wrappers (for a sparse view, its cached gcoo, made
 /// here if it is not yet), or nullptr for a nested expression.
@@ -73,29 +79,31 @@ bool leaf_transposed(const X& x) {
     return false;
 }
 
-template <class E>
-std::string explain_node(const E& e, int indent) {
+/// The plan of node `e`; with Preview, of its gpu copy on the device `profile` describes.
+template <bool Preview, class E>
+std::string explain_node(const E& e, int indent, const device_profile* profile) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   std::ostringstream out;
   if constexpr (matrix_or_vector<E>) {
-    out << pad << "value: " << describe_storage(e) << " (copied)\n";
+    out << pad << "value: " << describe_storage<Preview>(e) << " (copied)\n";
   } else if constexpr (expr::is_scaled_v<E>) {
     out << pad << "scaled by " << e.factor << " (folded into the kernel's alpha)\n"
-        << explain_node(e.inner, indent);
+        << explain_node<Preview>(e.inner, indent, profile);
   } else if constexpr (expr::is_transposed_v<E>) {
     out << pad << "transposed (an op flag where the kernel has one, else a cached copy)\n"
-        << explain_node(e.inner, indent);
+        << explain_node<Preview>(e.inner, indent, profile);
   } else if constexpr (expr::is_sparse_view_v<E>) {
-    out << pad << "sparse view -> " << describe_storage(viewed_gcoo(e))
+    out << pad << "sparse view -> " << describe_storage<Preview>(viewed_gcoo(e))
         << " (dense -> gcoo once, cached on the dense operand)\n"
-        << explain_node(e.inner, indent);
+        << explain_node<Preview>(e.inner, indent, profile);
   } else {
-    using plan_type = plan_of<E>;
-    using result = expr::result_t<E>;
+    using node_type = std::conditional_t<Preview, on_gpu_t<E>, E>;
+    using plan_type = plan_of<node_type>;
+    using result = expr::result_t<node_type>;
     out << pad << (expr::is_product_v<E> ? "product" : "sum") << " -> " << type_text<result>()
         << " " << e.rows() << "x" << e.cols() << ", rule \"" << plan_type::rule::name << "\"\n";
-    out << pad << "  lhs: " << describe_operand(e.lhs, indent + 4);
-    out << pad << "  rhs: " << describe_operand(e.rhs, indent + 4);
+    out << pad << "  lhs: " << describe_operand<Preview>(e.lhs, indent + 4, profile);
+    out << pad << "  rhs: " << describe_operand<Preview>(e.rhs, indent + 4, profile);
     if constexpr (expr::is_sum_v<E>) {
       if constexpr (product_part<expr::bare_t<decltype(e.lhs)>>::value ||
                     product_part<expr::bare_t<decltype(e.rhs)>>::value)
@@ -119,8 +127,13 @@ std::string explain_node(const E& e, int indent) {
       std::string log;
       // Without a destination, explain assumes the natural (row-major) result.
       const operation_facts facts{leaf_transposed(e.lhs), leaf_transposed(e.rhs), false};
-      select_candidate<typename plan_type::rule, void>(
-          typename plan_type::candidates{}, *a, *b, facts, [](auto) {}, &log);
+      if constexpr (Preview)
+        select_with_facts<typename plan_type::rule, void>(
+            typename plan_type::candidates{},
+            [&] { return preview_facts_of(*a, *b, facts, *profile); }, [](auto) {}, &log);
+      else
+        select_candidate<typename plan_type::rule, void>(
+            typename plan_type::candidates{}, *a, *b, facts, [](auto) {}, &log);
       out << pad << log;
     } else {
       out << pad << "  chosen at run time, once the nested expression is evaluated\n";
@@ -129,22 +142,23 @@ std::string explain_node(const E& e, int indent) {
   return out.str();
 }
 
-template <class X>
-std::string describe_operand(const X& x, int indent) {
+template <bool Preview, class X>
+std::string describe_operand(const X& x, int indent, const device_profile* profile) {
   if constexpr (matrix_or_vector<X>) {
-    return describe_storage(x) + "\n";
+    return describe_storage<Preview>(x) + "\n";
   } else if constexpr (expr::is_scaled_v<X>) {
     std::ostringstream out;
-    out << x.factor << " * " << describe_operand(x.inner, indent);
+    out << x.factor << " * " << describe_operand<Preview>(x.inner, indent, profile);
     return out.str();
   } else if constexpr (expr::is_transposed_v<X>) {
-    return "transpose of " + describe_operand(x.inner, indent);
+    return "transpose of " + describe_operand<Preview>(x.inner, indent, profile);
   } else if constexpr (expr::is_sparse_view_v<X>) {
-    return describe_storage(viewed_gcoo(x)) +
+    return describe_storage<Preview>(viewed_gcoo(x)) +
            " (sparse view: dense -> gcoo once, cached on the dense operand)\n";
   } else {
-    return "temporary " + type_text<expr::result_t<X>>() + ", evaluated first:\n" +
-           explain_node(x, indent);
+    using node_type = std::conditional_t<Preview, on_gpu_t<X>, X>;
+    return "temporary " + type_text<expr::result_t<node_type>>() + ", evaluated first:\n" +
+           explain_node<Preview>(x, indent, profile);
   }
 }
 
@@ -157,7 +171,23 @@ std::string describe_operand(const X& x, int indent) {
 /// products, compression ratio and bins (docs/spgemm.md).
 template <expression E>
 std::string explain(const E& e) {
-  return detail::explain_node(e, 0);
+  return detail::explain_node<false>(e, 0, nullptr);
+}
+
+/// The gpu plan that copies of cpu operands would get at their first product on the device
+/// `profile` describes (h100_profile(), h200_profile(), load_device_profile(file)), planned with
+/// the profile's thresholds: runs on a machine without a GPU. The facts the device would compute
+/// are computed on the host (row profiles, the tile census; hash_spgemm's products and nnz(C),
+/// not its bins). Nothing is evaluated; spade::tuning() is left as it was.
+template <expression E>
+std::string explain(const E& e, const device_profile& profile) {
+  static_assert(std::is_same_v<typename E::space_type, cpu>,
+                "spade::explain(e, profile) previews the gpu plan of an expression over cpu "
+                "operands; for gpu operands, explain(e) shows their own plan");
+  const detail::tuning_override use_profile(profile.tuning);
+  return "previewed for " + profile.name + " (" + profile.note +
+         "): the plan gpu copies of these operands get at their first product; nothing runs\n" +
+         detail::explain_node<true>(e, 0, &profile);
 }
 
 }  // namespace spade

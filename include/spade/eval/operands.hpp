@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -35,28 +37,30 @@ std::int64_t resident_threads_of(const A& a) {
   return 0;
 }
 
-/// p of the gcoo the planner makes from gpu operand `a` (tuning().gcoo_planner_group_size), or
-/// a gcoo's own. The gcoo is cached on `a` with the p of its first conversion: changing the
-/// threshold later affects operands not converted yet.
+/// p of the gcoo the planner makes from sparse operand `a` for a device of `resident` threads
+/// (tuning().gcoo_planner_group_size; 0 resident: no device, tuning().gcoo_group_size), or a
+/// gcoo's own.
 template <class A>
-index_t planned_group_size(const A& a) {
+index_t planned_group_size_for(const A& a, std::int64_t resident) {
   const auto& t = tuning();
   if constexpr (is_gcoo_v<A>) {
     return a.group_size();
-  } else if (t.gcoo_planner_group_size > 0) {
-    return static_cast<index_t>(t.gcoo_planner_group_size);
-  } else if constexpr (std::is_same_v<typename A::space_type, gpu>) {
-    const context* ctx = a.values().owner();
-    if (ctx == nullptr) return static_cast<index_t>(t.gcoo_group_size);  // empty: any p
-    const auto& device = ctx->properties();
-    const std::int64_t resident_warps =
-        std::int64_t{device.sm_count} * device.max_threads_per_sm / 32;
+  } else {
+    if (t.gcoo_planner_group_size > 0) return static_cast<index_t>(t.gcoo_planner_group_size);
+    if (resident <= 0) return static_cast<index_t>(t.gcoo_group_size);
+    const std::int64_t resident_warps = resident / 32;
     for (const index_t p : {4, 2})
       if (a.rows() / p >= resident_warps) return p;
     return 1;
-  } else {
-    return static_cast<index_t>(t.gcoo_group_size);
   }
+}
+
+/// p of the gcoo the planner makes from operand `a` on its own device (a cpu or empty operand:
+/// tuning().gcoo_group_size). The gcoo is cached on `a` with the p of its first conversion:
+/// changing the threshold later affects operands not converted yet.
+template <class A>
+index_t planned_group_size(const A& a) {
+  return planned_group_size_for(a, resident_threads_of(a));
 }
 
 struct row_profile_key {};
@@ -83,18 +87,17 @@ const row_profile& row_profile_of(const A& a) {
   });
 }
 
-/// The ellr layout the planner makes from `a`: the paper's while its padding is at most
-/// tuning().ellr_plain_max_padding, else SELL-C-σ, either with as many lanes as ELLR-T gives a
-/// row on this device; an ellr keeps its own.
+/// The ellr layout the planner makes from `a` for a device of `resident` threads: the paper's
+/// while its padding is at most tuning().ellr_plain_max_padding, else SELL-C-σ, either with as
+/// many lanes as ELLR-T gives a row there (one without a device); an ellr keeps its own.
 template <class A>
-ellr_layout planned_ellr_layout(const A& a) {
+ellr_layout planned_ellr_layout_for(const A& a, std::int64_t resident) {
   if constexpr (is_ellr_v<A>) {
     return a.layout();
   } else if constexpr (is_csr_v<A>) {
     const auto& t = tuning();
     const row_profile& profile = row_profile_of(a);
     // Lanes as many as the threads ELLR-T will give a row, so those threads read side by side.
-    const std::int64_t resident = resident_threads_of(a);
     const index_t lanes =
         resident > 0 ? detail::ellr_threads_per_row(a.rows(), profile.mean, resident) : 1;
     if (profile.padding(ellr_layout{}) <= t.ellr_plain_max_padding) return ellr_layout{0, 0, lanes};
@@ -103,6 +106,12 @@ ellr_layout planned_ellr_layout(const A& a) {
   } else {
     return {};
   }
+}
+
+/// The ellr layout the planner makes from `a` on its own device.
+template <class A>
+ellr_layout planned_ellr_layout(const A& a) {
+  return planned_ellr_layout_for(a, resident_threads_of(a));
 }
 
 /// `source` converted to Target, cached on `source` (hit reported through `hit`). A gpu gcoo
@@ -196,12 +205,6 @@ const M& cached_transpose(const M& a) {
 }
 
 template <class M>
-double density_of(const M& m) {
-  const double cells = static_cast<double>(m.rows()) * static_cast<double>(m.cols());
-  return cells > 0 ? static_cast<double>(m.nnz()) / cells : 0.0;
-}
-
-template <class M>
 inline constexpr bool is_col_major_v = false;
 template <class T, class S>
 inline constexpr bool is_col_major_v<dense<T, S, col_major>> = true;
@@ -272,6 +275,26 @@ plan::operand_facts operand_facts_of(const M& m) {
   return f;
 }
 
+/// hash_spgemm's profile of op(a)·op(b) (transposes cached on the operands), as explain shows it.
+template <bool TransposeA, bool TransposeB, class A, class B>
+std::function<std::string()> spgemm_profile_fact(const A& a, const B& b) {
+  return [&a, &b] {
+    const auto& lhs = [&]() -> const A& {
+      if constexpr (TransposeA)
+        return cached_transpose(a);
+      else
+        return a;
+    }();
+    const auto& rhs = [&]() -> const B& {
+      if constexpr (TransposeB)
+        return cached_transpose(b);
+      else
+        return b;
+    }();
+    return device::hash_spgemm_profile(lhs, rhs).describe();
+  };
+}
+
 /// The facts the steps of a node over storage operands `a` and `b` decide on: the cheap ones
 /// now, the costly ones as functions that compute them on first call and cache them on the
 /// operands (plan/facts.hpp). The functions refer to `a` and `b`: use the facts while they live.
@@ -303,12 +326,17 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
     }
     if constexpr (sparse_matrix<B> && std::is_same_v<typename A::space_type, gpu>) {
       f.census = [&a, &b]() -> const plan::tile_census& { return tile_census_of(a, b); };
-      if constexpr (is_csr_v<A> && is_csr_v<B>)
-        f.spgemm_profile = [&a, &b, flags] {
-          return device::hash_spgemm_profile(flags.lhs_transposed ? cached_transpose(a) : a,
-                                             flags.rhs_transposed ? cached_transpose(b) : b)
-              .describe();
-        };
+      if constexpr (is_csr_v<A> && is_csr_v<B>) {
+        // The flags pick one of four functions rather than ride in the capture: two references
+        // fill std::function's inline storage, and a third member cost a heap allocation on
+        // every gpu csr × csr product.
+        if (flags.lhs_transposed)
+          f.spgemm_profile = flags.rhs_transposed ? spgemm_profile_fact<true, true>(a, b)
+                                                  : spgemm_profile_fact<true, false>(a, b);
+        else
+          f.spgemm_profile = flags.rhs_transposed ? spgemm_profile_fact<false, true>(a, b)
+                                                  : spgemm_profile_fact<false, false>(a, b);
+      }
     }
   }
   return f;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "spade/eval/operands.hpp"
 #include "spade/plan/facts.hpp"
@@ -15,14 +16,15 @@ namespace spade::detail {
 
 /// Calls run(candidate) for the first candidate that `Forced` allows (void: any) and whose
 /// step does not decline (the last candidate never does: it is the fallback); records the
-/// reasoning in *log when given. Returns false if none ran.
-template <class Rule, class Forced, class... Cs, class A, class B, class Run>
-bool select_candidate(plan::candidates<Cs...>, const A& a, const B& b, const operation_facts& flags,
-                      Run&& run, std::string* log = nullptr) {
+/// reasoning in *log when given. Returns false if none ran. The facts come from
+/// make_facts(), called at most once.
+template <class Rule, class Forced, class... Cs, class MakeFacts, class Run>
+bool select_with_facts(plan::candidates<Cs...>, MakeFacts&& make_facts, Run&& run,
+                       std::string* log = nullptr) {
   // Built at the first step that asks: a forced kernel or a rule of one candidate needs none.
   std::optional<plan::product_facts> facts;
   auto facts_now = [&]() -> const plan::product_facts& {
-    if (!facts) facts.emplace(product_facts_of(a, b, flags));
+    if (!facts) facts.emplace(make_facts());
     return *facts;
   };
   bool done = false;
@@ -53,6 +55,14 @@ bool select_candidate(plan::candidates<Cs...>, const A& a, const B& b, const ope
   };
   (consider(Cs{}), ...);
   return done;
+}
+
+/// select_with_facts on the facts of storage operands `a` and `b` (product_facts_of).
+template <class Rule, class Forced, class Candidates, class A, class B, class Run>
+bool select_candidate(Candidates candidates, const A& a, const B& b, const operation_facts& flags,
+                      Run&& run, std::string* log = nullptr) {
+  return select_with_facts<Rule, Forced>(
+      candidates, [&] { return product_facts_of(a, b, flags); }, std::forward<Run>(run), log);
 }
 
 }  // namespace spade::detail
