@@ -153,7 +153,8 @@ using named_kernels =
     std::tuple<kernels::eigen_product, kernels::cublas_gemm, kernels::cusparse_spmm,
                kernels::cusparse_spmv, kernels::cublas_gemv, kernels::cusparse_spgemm,
                kernels::gcoo_spmm, kernels::gcoo_spmm_paper, kernels::ellr_spmv,
-               kernels::hash_spgemm, kernels::tiled_spgemm, kernels::tiled_spgemm_fp16>;
+               kernels::csr_rowwise, kernels::hash_spgemm, kernels::tiled_spgemm,
+               kernels::tiled_spgemm_fp16>;
 
 template <class E>
 std::string candidate_names() {

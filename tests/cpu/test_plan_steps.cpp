@@ -203,16 +203,41 @@ TEST_CASE("tiled_spgemm's step: nnz first, the census only after, then the tile 
   CHECK_FALSE(decide<kernels::tiled_spgemm_fp16, rules::sparse_times_sparse>(f).ok);
 }
 
-TEST_CASE("the cuSPARSE steps name the row-wise hand-off of small operands") {
+TEST_CASE("csr_rowwise takes small operands before cuSPARSE, after the densify rule") {
   product_facts f;
   f.lhs = {format::csr, true, 100, 100, 500};
   f.rhs = {format::vector, true, 100, 1, 100};
-  const std::string small = step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f);
-  CHECK(contains(small, "so cusparse_spmv runs Spade's row-wise kernel instead"));
-  f.lhs.rows = spade::tuning().rowwise_max_extent + 1;
-  const std::string large = step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f);
-  CHECK_FALSE(contains(large, "row-wise"));
-  CHECK(large == "the first candidate that accepts these operands");
+  const auto& t = spade::tuning();
+  CHECK(decide<kernels::csr_rowwise, rules::sparse_times_vector>(f).ok);
+  const std::string small = step<kernels::csr_rowwise>::why_chosen<rules::sparse_times_vector>(f);
+  CHECK(small == "A is at most " + std::to_string(t.rowwise_max_extent) + "x" +
+                     std::to_string(t.rowwise_max_extent) + " with at most " +
+                     std::to_string(t.rowwise_max_nnz) +
+                     " entries: one launch without workspace (docs/vendor-bugs.md)");
+  // One row or one column past the extent, or one entry past the count: cuSPARSE.
+  f.lhs.rows = t.rowwise_max_extent + 1;
+  const decision tall = decide<kernels::csr_rowwise, rules::sparse_times_vector>(f);
+  CHECK_FALSE(tall.ok);
+  CHECK(contains(tall.reason, "A is " + std::to_string(t.rowwise_max_extent + 1) +
+                                  "x100 with 500 entries, past rowwise_max_extent"));
+  CHECK(decide<kernels::cusparse_spmv, rules::sparse_times_vector>(f).ok);
+  f.lhs.rows = 100;
+  f.lhs.cols = t.rowwise_max_extent + 1;
+  CHECK_FALSE(decide<kernels::csr_rowwise, rules::sparse_times_vector>(f).ok);
+  f.lhs.cols = 100;
+  f.lhs.nnz = t.rowwise_max_nnz + 1;
+  CHECK_FALSE(decide<kernels::csr_rowwise, rules::sparse_times_vector>(f).ok);
+  // Times a dense B: a small operand dense enough for the densify rule goes to cuBLAS.
+  f.rhs = {format::dense, true, 100, 16, 1600};
+  f.vectors = 16;
+  f.lhs.nnz = 500;  // density 0.05
+  CHECK(decide<kernels::csr_rowwise, rules::sparse_times_dense>(f).ok);
+  CHECK(contains(step<kernels::csr_rowwise>::why_chosen<rules::sparse_times_dense>(f),
+                 "lhs density 0.05 vs densify_density"));
+  f.lhs.nnz = 5000;  // density 0.5
+  const decision dense_enough = decide<kernels::csr_rowwise, rules::sparse_times_dense>(f);
+  CHECK_FALSE(dense_enough.ok);
+  CHECK(contains(dense_enough.reason, "a dense GEMM is faster"));
 }
 
 namespace {
@@ -228,7 +253,7 @@ struct tuning_restorer {
 TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field changes the choice") {
   const tuning_restorer restore;
   auto& t = spade::tuning();
-  // The row-wise hand-off of the cuSPARSE wrappers, and explain's note about it.
+  // The row-wise hand-off (csr_rowwise's step and the cuSPARSE wrappers' guard).
   using spade::plan::rowwise_preferred;
   CHECK(rowwise_preferred(100, 100, 500));
   t.rowwise_max_extent = 64;
@@ -239,7 +264,7 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   product_facts f;
   f.lhs = {format::csr, true, 60, 60, 400};
   f.rhs = {format::vector, true, 60, 1, 60};
-  CHECK(contains(step<kernels::cusparse_spmv>::why_chosen<rules::sparse_times_vector>(f),
+  CHECK(contains(step<kernels::csr_rowwise>::why_chosen<rules::sparse_times_vector>(f),
                  "A is at most 64x64 with at most 499 entries"));
   t = restore.saved;
 

@@ -119,36 +119,42 @@ void gpu_product_cells() {
   using gcoo_spmm = kernels::gcoo_spmm;
   using gcoo_paper = kernels::gcoo_spmm_paper;
   using ellr_spmv = kernels::ellr_spmv;
+  using rowwise = kernels::csr_rowwise;
   using gcoo_t = spade::gcoo<T, gpu>;
   using ellr_t = spade::ellr<T, gpu>;
   static_assert(plans<decltype(o.csr * o.row),
                       candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
-                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
-                                 candidate<gcoo_paper, convert<lhs, gcoo_t>>,
+                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<rowwise>,
+                                 candidate<spmm>, candidate<gcoo_paper, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(plans<decltype(o.csr * o.col),
                       candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
-                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<spmm>,
-                                 candidate<gcoo_paper, convert<lhs, gcoo_t>>,
+                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<rowwise>,
+                                 candidate<spmm>, candidate<gcoo_paper, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, dense_row>>>>);
-  static_assert(plans<decltype(o.coo * o.row),
-                      candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
-                                 candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
-                                 candidate<spmm, convert<lhs, csr>>,
-                                 candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
-                                 candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
-  static_assert(plans<decltype(o.coo * o.col),
-                      candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
-                                 candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
-                                 candidate<spmm, convert<lhs, csr>>,
-                                 candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
-                                 candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
-  // sparse × vector: ELLPACK-R (ours) on the converted operand, else SpMV on csr.
-  static_assert(plans<decltype(o.csr * o.vec),
-                      candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>, candidate<spmv>>>);
-  static_assert(plans<decltype(o.coo * o.vec),
-                      candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
-                                 candidate<spmv, convert<lhs, csr>>>>);
+  static_assert(
+      plans<decltype(o.coo * o.row),
+            candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                       candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<rowwise, convert<lhs, csr>>, candidate<spmm, convert<lhs, csr>>,
+                       candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
+  static_assert(
+      plans<decltype(o.coo * o.col),
+            candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                       candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<rowwise, convert<lhs, csr>>, candidate<spmm, convert<lhs, csr>>,
+                       candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
+  // sparse × vector: ELLPACK-R (ours) on the converted operand, the row-wise kernel (ours) on
+  // small operands, else SpMV on csr.
+  static_assert(
+      plans<decltype(o.csr * o.vec), candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
+                                                candidate<rowwise>, candidate<spmv>>>);
+  static_assert(
+      plans<decltype(o.coo * o.vec),
+            candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                       candidate<rowwise, convert<lhs, csr>>, candidate<spmv, convert<lhs, csr>>>>);
   // sparse × sparse: the tiled SpGEMM on both operands as tiles (through csr), Spade's hash
   // SpGEMM on two csr, the fp16 tiled mode, cuSPARSE's SpGEMM last.
   using tiled_mm = kernels::tiled_spgemm;
@@ -324,7 +330,7 @@ TEST_CASE_TEMPLATE("plan_of: candidates and conversion steps of every table cell
   has_kernel_cases<T>();
   // The candidate types expose their parts.
   using gpu_coo_plan = spade::plan_of<decltype(spade::coo<T, gpu>() * spade::dense<T, gpu>())>;
-  static_assert(gpu_coo_plan::candidates::size == 5);
+  static_assert(gpu_coo_plan::candidates::size == 6);
   using first = spade::plan::candidate<kernels::cusparse_spmm,
                                        spade::plan::steps<convert<lhs, spade::csr<T, gpu>>>>;
   static_assert(std::is_same_v<typename first::kernel, kernels::cusparse_spmm>);
@@ -383,12 +389,13 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   CAPTURE(text);
   CHECK(contains(text, "1. ellr_spmv: lhs -> csr<float, gpu>, lhs -> ellr<float, gpu>"));
   CHECK(contains(text, "2. gcoo_spmm: lhs -> csr<float, gpu>, lhs -> gcoo<float, gpu>"));
-  CHECK(contains(text, "3. cusparse_spmm: lhs -> csr<float, gpu>"));
+  CHECK(contains(text, "3. csr_rowwise: lhs -> csr<float, gpu>"));
+  CHECK(contains(text, "4. cusparse_spmm: lhs -> csr<float, gpu>"));
   CHECK(contains(text,
-                 "5. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
-  // N = 0 columns: below gcoo_min_columns, so cuSPARSE runs.
+                 "6. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+  // N = 0 columns: below gcoo_min_columns; an empty operand is small: the row-wise kernel runs.
   CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_min_columns"));
-  CHECK(contains(text, "chosen: cusparse_spmm"));
+  CHECK(contains(text, "chosen: csr_rowwise"));
   CHECK(contains(text, "densify_density 0.15"));
   // Lowering the threshold to 0 makes even an empty matrix "dense enough": SpMM declines.
   spade::tuning().densify_density = 0.0;
@@ -396,6 +403,7 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   spade::tuning() = saved;
   CAPTURE(lowered);
   CHECK(contains(lowered, "declined: gcoo_spmm"));
+  CHECK(contains(lowered, "declined: csr_rowwise"));
   CHECK(contains(lowered, "declined: cusparse_spmm"));
   CHECK(contains(lowered, "declined: gcoo_spmm_paper"));
   CHECK(contains(lowered, "chosen: cublas_gemm"));

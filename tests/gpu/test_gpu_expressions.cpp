@@ -598,9 +598,13 @@ TEST_CASE_TEMPLATE(
         // explain names the kernel the lhs density selects.
         const double threshold = spade::tuning().densify_density;
         const bool csr_densified = density(a.csr) >= threshold;
-        // Below the threshold cuSPARSE: these matrices have fewer than gcoo_min_rows rows.
+        // Below the threshold the row-wise kernel on these small matrices, else cuSPARSE: they
+        // have fewer than gcoo_min_rows rows.
         REQUIRE(a.csr.rows() < spade::tuning().gcoo_min_rows);
-        const char* sparse_choice = "chosen: cusparse_spmm";
+        const char* sparse_choice =
+            spade::plan::rowwise_preferred(a.csr.rows(), a.csr.cols(), a.csr.nnz())
+                ? "chosen: csr_rowwise"
+                : "chosen: cusparse_spmm";
         CHECK(contains(spade::explain(a.csr * b),
                        csr_densified ? "chosen: cublas_gemm" : sparse_choice));
         CHECK(contains(spade::explain(a.coo * b),
@@ -665,10 +669,15 @@ TEST_CASE_TEMPLATE("matrix x vector: csr, coo (cusparse_spmv) and dense (cublas_
       check_product("coo*x", a_coo * x, ac_d, x_d);
       check_product("transpose(csr)*x", spade::transpose(a) * xm, a_d.transpose(), xm_d);
       check_product("transpose(coo)*x", spade::transpose(a_coo) * xm, ac_d.transpose(), xm_d);
-      // A csr's first product runs on cuSPARSE (ellr_spmv waits for ellr_min_uses; its own
-      // tests cover the later ones), a coo's every product.
-      CHECK(contains(spade::explain(spade::to_gpu(c.matrix) * x), "chosen: cusparse_spmv"));
-      CHECK(contains(spade::explain(a_coo * x), "chosen: cusparse_spmv"));
+      // A csr's first product runs on cuSPARSE, or on the row-wise kernel when the operand is
+      // small (ellr_spmv waits for ellr_min_uses; its own tests cover the later ones), a coo's
+      // every product.
+      const char* choice =
+          spade::plan::rowwise_preferred(c.matrix.rows(), c.matrix.cols(), c.matrix.nnz())
+              ? "chosen: csr_rowwise"
+              : "chosen: cusparse_spmv";
+      CHECK(contains(spade::explain(spade::to_gpu(c.matrix) * x), choice));
+      CHECK(contains(spade::explain(a_coo * x), choice));
     }
     for_each_layout([&](auto la) {
       using LA = decltype(la);
@@ -1284,16 +1293,19 @@ TEST_CASE_TEMPLATE("densify_density: explain names the kernel it selects; tuning
   const matrix_d thin_d = to_double(thin);
   const matrix_d thick_d = to_double(thick);
   const matrix_d b_d = to_double(b);
+  // 64 x 48: small enough for the row-wise kernel, which runs where cuSPARSE would.
+  REQUIRE(spade::plan::rowwise_preferred(thin.rows(), thin.cols(), thin.nnz()));
   {
     tuning_guard restore;
-    CHECK(contains(spade::explain(thin * b), "chosen: cusparse_spmm"));
+    CHECK(contains(spade::explain(thin * b), "chosen: csr_rowwise"));
+    CHECK(contains(spade::explain(thick * b), "declined: csr_rowwise"));
     CHECK(contains(spade::explain(thick * b), "declined: cusparse_spmm"));
     CHECK(contains(spade::explain(thick * b), "chosen: cublas_gemm"));
     check_product("thin*B", thin * b, thin_d, b_d);
     check_product("thick*B", thick * b, thick_d, b_d);
 
     spade::tuning().densify_density = 0.5;
-    CHECK(contains(spade::explain(thick * b), "chosen: cusparse_spmm"));
+    CHECK(contains(spade::explain(thick * b), "chosen: csr_rowwise"));
     check_product("thick*B below a raised threshold", thick * b, thick_d, b_d);
 
     spade::tuning().densify_density = 0.01;
@@ -1301,7 +1313,10 @@ TEST_CASE_TEMPLATE("densify_density: explain names the kernel it selects; tuning
     check_product("thin*B above a lowered threshold", thin * b, thin_d, b_d);
 
     spade::tuning().densify_max_elements = 100;  // fewer than 64 · 48: never densify
+    CHECK(contains(spade::explain(thin * b), "chosen: csr_rowwise"));
+    spade::tuning().rowwise_max_extent = 32;  // 64 rows: past it, cuSPARSE
     CHECK(contains(spade::explain(thin * b), "chosen: cusparse_spmm"));
+    check_product("thin*B on cuSPARSE", thin * b, thin_d, b_d);
     check_product("thin*B over densify_max_elements", thin * b, thin_d, b_d);
   }
   CHECK(spade::tuning().densify_density == spade::default_thresholds.densify_density);

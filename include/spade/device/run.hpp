@@ -44,6 +44,20 @@ struct runner<kernels::cusparse_spmm> {
   }
 };
 
+/// Small csr operands: Spade's row-wise kernels (device/kernels.hpp), op(A) by flag; a
+/// transposed B is a cached copy. Counted as a product on A as it is, like cuSPARSE's.
+template <>
+struct runner<kernels::csr_rowwise> {
+  template <class A, class B, class Dest, class T>
+  static void product(T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
+    ++product_uses_of(a).count;
+    if constexpr (is_vector_v<Dest>)
+      device::rowwise_spmv(alpha, a, op(ta), b, beta, dest);
+    else
+      device::rowwise_spmm(alpha, a, op(ta), tb ? cached_transpose(b) : b, beta, dest);
+  }
+};
+
 template <>
 struct runner<kernels::cusparse_spmv> {
   template <class A, class B, class Dest, class T>

@@ -60,6 +60,13 @@ struct ellr_spmv {
   static constexpr const char* name = "ellr_spmv";
   using space = gpu;
 };
+// Ours: small csr operands row by row (a warp per row for × vector, a thread per element of C
+// for × dense), one launch without workspace, where cuSPARSE's setup costs as much as the
+// product and 12.6 returned wrong rows for some 32-row matrices (docs/vendor-bugs.md).
+struct csr_rowwise {
+  static constexpr const char* name = "csr_rowwise";
+  using space = gpu;
+};
 // Ours: hash-based two-phase sparse × sparse (paper 004, OpSparse), tables sized for the device.
 struct hash_spgemm {
   static constexpr const char* name = "hash_spgemm";

@@ -38,7 +38,8 @@ struct dense_times_dense {
 };
 
 /// sparse · dense → dense. On the GPU: ELLPACK-R (ours) for B of at most 8 columns on regular
-/// rows, GCOO SpMM (ours) where it is measured faster, cuSPARSE
+/// rows, GCOO SpMM (ours) where it is measured faster, the row-wise kernel (ours) on small
+/// operands, cuSPARSE
 /// SpMM on csr otherwise, and above the density threshold the sparse operand densified for
 /// cuBLAS GEMM (the crossover of ../shared/BENCHMARKS.md). The paper's own GCOO kernel is a
 /// candidate only for eval<kernels::gcoo_spmm_paper> (the benchmark baseline).
@@ -51,6 +52,7 @@ struct sparse_times_dense {
       on_gpu<A>,
       plan::candidates<candidate<kernels::ellr_spmv, conversion_path_t<lhs, A, ellr_of<A>>>,
                        candidate<kernels::gcoo_spmm, conversion_path_t<lhs, A, gcoo_of<A>>>,
+                       candidate<kernels::csr_rowwise, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::cusparse_spmm, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::gcoo_spmm_paper, conversion_path_t<lhs, A, gcoo_of<A>>>,
                        candidate<kernels::cublas_gemm, conversion_path_t<lhs, A, dense_of<A>>>>,
@@ -71,7 +73,8 @@ struct dense_times_sparse {
 };
 
 /// sparse · vector → vector: ELLPACK-R (ours) where rows are regular enough (padding and
-/// spread thresholds), cuSPARSE SpMV on csr otherwise.
+/// spread thresholds), the row-wise kernel (ours) on small operands, cuSPARSE SpMV on csr
+/// otherwise.
 struct sparse_times_vector {
   static constexpr const char* name = "sparse x vector";
   template <class A, class B>
@@ -80,6 +83,7 @@ struct sparse_times_vector {
   using candidates = std::conditional_t<
       on_gpu<A>,
       plan::candidates<candidate<kernels::ellr_spmv, conversion_path_t<lhs, A, ellr_of<A>>>,
+                       candidate<kernels::csr_rowwise, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::cusparse_spmv, conversion_path_t<lhs, A, csr_of<A>>>>,
       plan::candidates<candidate<kernels::eigen_product, conversion_path_t<lhs, A, csr_of<A>>>>>;
 };

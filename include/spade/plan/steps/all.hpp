@@ -1,6 +1,7 @@
 // Every kernel's step (plan/steps/step.hpp): included where candidates are chosen.
 #pragma once
 
+#include "spade/plan/steps/csr_rowwise.hpp"
 #include "spade/plan/steps/cusparse.hpp"
 #include "spade/plan/steps/ellr_spmv.hpp"
 #include "spade/plan/steps/gcoo_spmm.hpp"

@@ -7,18 +7,8 @@
 
 namespace spade::plan {
 
-/// For explain: the cuSPARSE wrappers hand small operands to Spade's row-wise kernels.
-template <class Kernel>
-std::string rowwise_note(const product_facts& f) {
-  if (!f.lhs.on_gpu || !f.lhs.sparse() || !rowwise_preferred(f.lhs.rows, f.lhs.cols, f.lhs.nnz))
-    return {};
-  const auto& t = tuning();
-  return std::string("; A is at most ") + std::to_string(t.rowwise_max_extent) + "x" +
-         std::to_string(t.rowwise_max_extent) + " with at most " +
-         std::to_string(t.rowwise_max_nnz) + " entries, so " + Kernel::name +
-         " runs Spade's row-wise kernel instead (docs/vendor-bugs.md)";
-}
-
+/// cusparse_spmv has no step of its own: it takes every sparse × vector product that reaches it
+/// (step<Kernel>'s default), after ellr_spmv and csr_rowwise declined.
 template <>
 struct step<kernels::cusparse_spmm> {
   /// In the sparse × dense rule on the gpu, declines only the densify rule's operands.
@@ -30,19 +20,7 @@ struct step<kernels::cusparse_spmm> {
   }
   template <class Rule>
   static std::string why_chosen(const product_facts& f) {
-    return step<void>::why_chosen<Rule>(f) + rowwise_note<kernels::cusparse_spmm>(f);
-  }
-};
-
-template <>
-struct step<kernels::cusparse_spmv> {
-  template <class Rule>
-  static decision decide(const product_facts&) {
-    return decision::accept();
-  }
-  template <class Rule>
-  static std::string why_chosen(const product_facts& f) {
-    return step<void>::why_chosen<Rule>(f) + rowwise_note<kernels::cusparse_spmv>(f);
+    return step<void>::why_chosen<Rule>(f);
   }
 };
 
