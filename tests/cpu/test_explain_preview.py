@@ -44,10 +44,10 @@ class ExplainPreview(unittest.TestCase):
         self.assertIn("28 of the compared identical in full text", out)
 
     def test_fp32(self):
-        self.check("fp32", "explain-fp32-07e38c5.txt.gz")
+        self.check("fp32", "explain-fp32-8036d12.txt.gz")
 
     def test_fp64(self):
-        self.check("fp64", "explain-fp64-07e38c5.txt.gz")
+        self.check("fp64", "explain-fp64-8036d12.txt.gz")
 
 
 if __name__ == "__main__":
