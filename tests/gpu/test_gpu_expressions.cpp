@@ -711,12 +711,15 @@ TEST_CASE_TEMPLATE(
     check_product("coo*x (converts)", other * x, other_d, x_d);
     check_product("csr*x", a * x, to_double(a), x_d);
   }
-  // explain says when the cuSPARSE kernel hands a small operand to the row-wise kernels.
+  // The planner gives a small operand to the row-wise kernels (csr_rowwise), a larger one to
+  // cuSPARSE.
   const auto small = spade::to_gpu(spade::testing::random_csr<T>(32, 32, 0.1, rng));
   const auto large = spade::to_gpu(spade::testing::random_csr<T>(300, 32, 0.1, rng));
   const auto x = gpu_vector<T>(32, rng);
-  CHECK(contains(spade::explain(small * x), "runs Spade's row-wise kernel"));
-  CHECK_FALSE(contains(spade::explain(large * x), "row-wise"));
+  CHECK(contains(spade::explain(small * x), "chosen: csr_rowwise"));
+  const std::string large_plan = spade::explain(large * x);
+  CHECK(contains(large_plan, "declined: csr_rowwise: A is 300x32"));
+  CHECK(contains(large_plan, "chosen: cusparse_spmv"));
 }
 
 TEST_CASE_TEMPLATE(
