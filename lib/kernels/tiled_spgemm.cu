@@ -20,6 +20,7 @@
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
 #include "kernels/instantiate.hpp"
+#include "spade/core/tuning.hpp"
 #include "spade/device/kernels.hpp"
 
 namespace spade::device {
@@ -287,7 +288,11 @@ struct expand_params {
   std::uint64_t* d_keys;         // C tile number, or `culled` for an empty product
   std::uint64_t* d_pairs;        // a · 2^32 + b
   unsigned long long* d_culled;  // culled pairs
-  std::int64_t a_tiles;
+  std::int64_t a_first;          // this batch's A tiles: [a_first, a_last), whole tile rows
+  std::int64_t a_last;
+  std::int64_t pair_base;    // pair_offset[a_first]: the batch's pairs are numbered from 0
+  std::int64_t c_row_first;  // the batch's first tile row: keys count from it, so they sort in
+                             // fewer bits
   std::int64_t c_tile_cols;
   std::uint64_t culled;
 };
@@ -297,14 +302,14 @@ __global__ void __launch_bounds__(setup_threads) expand_kernel(expand_params p) 
   const int lane = static_cast<int>(threadIdx.x % 32);
   const std::int64_t warps = thread_stride() / 32;
   unsigned long long culled = 0;
-  for (std::int64_t a = first_thread() / 32; a < p.a_tiles; a += warps) {
+  for (std::int64_t a = p.a_first + first_thread() / 32; a < p.a_last; a += warps) {
     const index_t k = p.d_a_tile_col[a];
     const unsigned a_columns = occupied_columns(p.d_a_bitmap[a]);
-    const std::uint64_t c_row_base =
-        static_cast<std::uint64_t>(p.d_a_tile_row[a]) * static_cast<std::uint64_t>(p.c_tile_cols);
+    const std::uint64_t c_row_base = static_cast<std::uint64_t>(p.d_a_tile_row[a] - p.c_row_first) *
+                                     static_cast<std::uint64_t>(p.c_tile_cols);
     const index_t first = p.d_b_row_start[k];
     const index_t last = p.d_b_row_start[k + 1];
-    const std::int64_t out = p.d_pair_offset[a] - first;
+    const std::int64_t out = p.d_pair_offset[a] - p.pair_base - first;
     for (index_t b = first + lane; b < last; b += 32) {
       const bool meets = (a_columns & occupied_rows(p.d_b_bitmap[b])) != 0;
       p.d_keys[out + b] =
@@ -333,6 +338,7 @@ struct count_params {
   const std::int64_t* d_runs;          // runs of the sorted keys (C tiles + a culled run)
   const unsigned long long* d_culled;  // culled pairs (they form the last run)
   std::int64_t cap;
+  std::int64_t c_row_first;  // the batch's first tile row (keys count from it)
   std::int64_t c_tile_cols;
 };
 
@@ -369,7 +375,9 @@ __global__ void __launch_bounds__(setup_threads) count_kernel(count_params p) {
       bits |= __shfl_xor_sync(0xffffffffu, bits, step, count_lanes);
     if (lane == 0 && c < c_tiles) {
       const std::uint64_t key = p.d_c_keys[c];
-      p.d_c_tile_row[c] = static_cast<index_t>(key / static_cast<std::uint64_t>(p.c_tile_cols));
+      p.d_c_tile_row[c] = static_cast<index_t>(
+          p.c_row_first +
+          static_cast<std::int64_t>(key / static_cast<std::uint64_t>(p.c_tile_cols)));
       p.d_c_tile_col[c] = static_cast<index_t>(key % static_cast<std::uint64_t>(p.c_tile_cols));
       p.d_c_bitmap[c] = bits;
       p.d_c_count[c] = __popcll(bits);
@@ -377,6 +385,21 @@ __global__ void __launch_bounds__(setup_threads) count_kernel(count_params p) {
       p.d_c_count[c] = 0;
     }
   }
+}
+
+// The first pair of each tile row of A (batches are cut between tile rows).
+__global__ void __launch_bounds__(setup_threads)
+    row_pair_offset_kernel(const index_t* d_row_start, const std::int64_t* d_pair_offset,
+                           std::int64_t* d_row_pair_offset, std::int64_t tile_rows) {
+  for (std::int64_t r = first_thread(); r <= tile_rows; r += thread_stride())
+    d_row_pair_offset[r] = d_pair_offset[d_row_start[r]];
+}
+
+// A batch's tile offsets moved past the entries of the batches before it.
+__global__ void __launch_bounds__(setup_threads)
+    shift_offsets_kernel(const index_t* d_from, index_t* d_to, std::int64_t count, index_t base) {
+  for (std::int64_t i = first_thread(); i < count; i += thread_stride())
+    d_to[i] = d_from[i] + base;
 }
 
 __global__ void __launch_bounds__(setup_threads)
@@ -513,32 +536,30 @@ class tiled_product {
         time_phases_(time_phases) {}
 
   tiled<T, gpu> run() {
-    const std::int64_t c_tile_rows = a_.tile_rows();
-    const std::int64_t c_tile_cols = b_.tile_cols();
     if (a_.tiles() == 0 || b_.tiles() == 0) return empty_result();
     start_phase();
 
     // Where each of B's tile rows starts, then pairs per A tile and their offsets.
-    device_buffer<index_t> b_row_start(static_cast<std::size_t>(b_.tile_rows()) + 1, ctx_);
+    b_row_start_ = device_buffer<index_t>(static_cast<std::size_t>(b_.tile_rows()) + 1, ctx_);
     tile_row_start_kernel<<<detail::grid_blocks(b_.tile_rows() + 1, setup_threads, ctx_),
                             setup_threads, 0, stream_>>>(
-        {b_.tile_row().data(), b_row_start.data(), b_.tiles(), b_.tile_rows()});
+        {b_.tile_row().data(), b_row_start_.data(), b_.tiles(), b_.tile_rows()});
     SPADE_CHECK_LAUNCH("finding B's tile rows (tiled_spgemm)");
     const std::int64_t a_tiles = a_.tiles();
     device_buffer<std::int64_t> pair_counts(static_cast<std::size_t>(a_tiles) + 1, ctx_);
     pair_count_kernel<<<detail::grid_blocks(a_tiles + 1, setup_threads, ctx_), setup_threads, 0,
                         stream_>>>(
-        {a_.tile_col().data(), b_row_start.data(), pair_counts.data(), a_tiles});
+        {a_.tile_col().data(), b_row_start_.data(), pair_counts.data(), a_tiles});
     SPADE_CHECK_LAUNCH("counting tile pairs (tiled_spgemm)");
-    device_buffer<std::int64_t> pair_offset(static_cast<std::size_t>(a_tiles) + 1, ctx_);
+    pair_offset_ = device_buffer<std::int64_t>(static_cast<std::size_t>(a_tiles) + 1, ctx_);
     detail::cub_run(ctx_, "scanning tile pairs per A tile (cub::DeviceScan)",
                     [&](void* d_temp, std::size_t& bytes) {
                       return cub::DeviceScan::ExclusiveSum(d_temp, bytes, pair_counts.data(),
-                                                           pair_offset.data(), a_tiles + 1,
+                                                           pair_offset_.data(), a_tiles + 1,
                                                            stream_);
                     });
     std::int64_t pairs = 0;
-    SPADE_CUDA_TRY(cudaMemcpyAsync(&pairs, pair_offset.data() + a_tiles, sizeof(pairs),
+    SPADE_CUDA_TRY(cudaMemcpyAsync(&pairs, pair_offset_.data() + a_tiles, sizeof(pairs),
                                    cudaMemcpyDeviceToHost, stream_),
                    "reading the tile pair count (tiled_spgemm)");
     SPADE_CUDA_TRY(cudaStreamSynchronize(stream_), "reading the tile pair count (tiled_spgemm)");
@@ -546,32 +567,119 @@ class tiled_product {
     if (pairs == 0) return empty_result();
     pair_counts = device_buffer<std::int64_t>();
 
-    // The task list: C tile number per pair (culled pairs get a number past every tile, so they
-    // sort last and form one run), sorted stably, so each C tile's pairs stay in order of k.
-    const std::uint64_t culled_key = static_cast<std::uint64_t>(c_tile_rows * c_tile_cols);
+    // One batch holds every pair unless there are more than tuning().tiled_max_batch_pairs: then
+    // batches of whole tile rows of A (so of C), each sorted and multiplied on its own, and C
+    // assembled from their parts. A batch that runs out of memory is split in two and retried.
+    const batch whole{0, c_tile_rows(), 0, a_tiles, 0, pairs};
+    std::vector<c_part> parts;
+    if (pairs <= std::max<std::int64_t>(1, tuning().tiled_max_batch_pairs)) {
+      run_batch(whole, parts);
+    } else {
+      find_tile_rows();
+      for (const batch& b : split(whole, tuning().tiled_max_batch_pairs))
+        run_batch(b, parts);
+    }
+    b_row_start_ = device_buffer<index_t>();
+    pair_offset_ = device_buffer<std::int64_t>();
+    return assemble(std::move(parts));
+  }
+
+ private:
+  // A's tiles [a_first, a_last) of tile rows [row_first, row_last), pairs [pair_first,
+  // pair_last) of the task list.
+  struct batch {
+    std::int64_t row_first, row_last, a_first, a_last, pair_first, pair_last;
+    std::int64_t pairs() const { return pair_last - pair_first; }
+  };
+  // The tiles of C one batch produced (its tile rows), offsets counted from its own first entry.
+  struct c_part {
+    std::int64_t tiles = 0, nnz = 0, culled_pairs = 0;
+    device_buffer<index_t> tile_row, tile_col, offset;
+    device_buffer<std::uint64_t> bitmap;
+    device_buffer<T> values;
+  };
+
+  std::int64_t c_tile_rows() const { return a_.tile_rows(); }
+
+  // Host copies of A's first tile and first pair per tile row (once, only when batching).
+  void find_tile_rows() {
+    if (!row_start_.empty()) return;
+    const std::int64_t rows = c_tile_rows();
+    device_buffer<index_t> row_start(static_cast<std::size_t>(rows) + 1, ctx_);
+    tile_row_start_kernel<<<detail::grid_blocks(rows + 1, setup_threads, ctx_), setup_threads, 0,
+                            stream_>>>({a_.tile_row().data(), row_start.data(), a_.tiles(), rows});
+    SPADE_CHECK_LAUNCH("finding A's tile rows (tiled_spgemm batches)");
+    device_buffer<std::int64_t> row_pair_offset(static_cast<std::size_t>(rows) + 1, ctx_);
+    row_pair_offset_kernel<<<detail::grid_blocks(rows + 1, setup_threads, ctx_), setup_threads, 0,
+                             stream_>>>(row_start.data(), pair_offset_.data(),
+                                        row_pair_offset.data(), rows);
+    SPADE_CHECK_LAUNCH("finding the first pair of A's tile rows (tiled_spgemm batches)");
+    row_start_ = row_start.to_host();
+    row_pair_offset_ = row_pair_offset.to_host();
+  }
+
+  // `b` cut between tile rows into batches of at most `max_pairs` pairs (a single tile row may
+  // hold more: it is one batch).
+  std::vector<batch> split(const batch& b, std::int64_t max_pairs) const {
+    max_pairs = std::max<std::int64_t>(1, max_pairs);
+    std::vector<batch> out;
+    std::int64_t first = b.row_first;
+    while (first < b.row_last) {
+      const auto begin = static_cast<std::size_t>(first);
+      std::int64_t last = first + 1;
+      while (last < b.row_last &&
+             row_pair_offset_[static_cast<std::size_t>(last) + 1] - row_pair_offset_[begin] <=
+                 max_pairs)
+        ++last;
+      const auto end = static_cast<std::size_t>(last);
+      if (row_pair_offset_[end] > row_pair_offset_[begin])
+        out.push_back({first, last, row_start_[begin], row_start_[end], row_pair_offset_[begin],
+                       row_pair_offset_[end]});
+      first = last;
+    }
+    return out;
+  }
+
+  void run_batch(const batch& b, std::vector<c_part>& parts) {
+    try {
+      c_part part = multiply_batch(b);
+      if (report_) {
+        ++report_->batches;
+        report_->culled_pairs += part.culled_pairs;
+        report_->tiles += part.tiles;
+        report_->nnz += part.nnz;
+      }
+      if (part.tiles > 0) parts.push_back(std::move(part));
+    } catch (const out_of_memory&) {
+      if (b.row_last - b.row_first < 2) throw;
+      // Freed by the unwinding; the halves' buffers are half the size.
+      find_tile_rows();
+      for (const batch& half : split(b, (b.pairs() + 1) / 2))
+        run_batch(half, parts);
+    }
+  }
+
+  c_part multiply_batch(const batch& range) {
+    const std::int64_t pairs = range.pairs();
+    const std::int64_t c_tile_cols = b_.tile_cols();
+    // The task list: C tile number per pair, counted from the batch's first tile row (culled
+    // pairs get a number past every tile, so they sort last and form one run), sorted stably,
+    // so each C tile's pairs stay in order of k.
+    const std::uint64_t culled_key =
+        static_cast<std::uint64_t>((range.row_last - range.row_first) * c_tile_cols);
     const int key_bits = std::max(1, static_cast<int>(std::bit_width(culled_key)));
     device_buffer<std::uint64_t> keys(static_cast<std::size_t>(pairs), ctx_);
     device_buffer<std::uint64_t> task(static_cast<std::size_t>(pairs), ctx_);
     device_buffer<unsigned long long> culled(1, ctx_);
     culled.fill_zero();
-    const expand_params ep{a_.tile_row().data(),
-                           a_.tile_col().data(),
-                           a_.bitmap().data(),
-                           b_.tile_col().data(),
-                           b_.bitmap().data(),
-                           b_row_start.data(),
-                           pair_offset.data(),
-                           keys.data(),
-                           task.data(),
-                           culled.data(),
-                           a_tiles,
-                           c_tile_cols,
-                           culled_key};
-    expand_kernel<<<detail::grid_blocks(a_tiles * 32, setup_threads, ctx_), setup_threads, 0,
-                    stream_>>>(ep);
+    const expand_params ep{
+        a_.tile_row().data(), a_.tile_col().data(), a_.bitmap().data(),  b_.tile_col().data(),
+        b_.bitmap().data(),   b_row_start_.data(),  pair_offset_.data(), keys.data(),
+        task.data(),          culled.data(),        range.a_first,       range.a_last,
+        range.pair_first,     range.row_first,      c_tile_cols,         culled_key};
+    expand_kernel<<<detail::grid_blocks((range.a_last - range.a_first) * 32, setup_threads, ctx_),
+                    setup_threads, 0, stream_>>>(ep);
     SPADE_CHECK_LAUNCH("listing tile pairs (tiled_spgemm)");
-    pair_offset = device_buffer<std::int64_t>();
-    b_row_start = device_buffer<index_t>();
     end_phase("task list");
 
     device_buffer<std::uint64_t> sorted_keys(static_cast<std::size_t>(pairs), ctx_);
@@ -614,11 +722,11 @@ class tiled_product {
     device_buffer<index_t> tile_col_bound(static_cast<std::size_t>(cap), ctx_);
     device_buffer<std::uint64_t> bitmap_bound(static_cast<std::size_t>(cap), ctx_);
     device_buffer<std::int64_t> c_count(static_cast<std::size_t>(cap) + 1, ctx_);
-    const count_params cp{
-        keys.data(),        c_pair_offset.data(),  sorted_task.data(),    a_.bitmap().data(),
-        b_.bitmap().data(), tile_row_bound.data(), tile_col_bound.data(), bitmap_bound.data(),
-        c_count.data(),     run_count.data(),      culled.data(),         cap,
-        c_tile_cols};
+    const count_params cp{keys.data(),           c_pair_offset.data(), sorted_task.data(),
+                          a_.bitmap().data(),    b_.bitmap().data(),   tile_row_bound.data(),
+                          tile_col_bound.data(), bitmap_bound.data(),  c_count.data(),
+                          run_count.data(),      culled.data(),        cap,
+                          range.row_first,       c_tile_cols};
     count_kernel<<<detail::grid_blocks((cap + 1) * count_lanes, setup_threads, ctx_), setup_threads,
                    0, stream_>>>(cp);
     SPADE_CHECK_LAUNCH("counting C's entries from bitmap products (tiled_spgemm)");
@@ -641,40 +749,30 @@ class tiled_product {
                    "reading nnz(C) (tiled_spgemm)");
     SPADE_CUDA_TRY(cudaStreamSynchronize(stream_), "reading C's size (tiled_spgemm)");
     const std::int64_t culled_pairs = counts[1];
-    const std::int64_t c_tiles = counts[0] - (culled_pairs > 0 ? 1 : 0);
-    const std::int64_t nnz = counts[2];
-    if (report_) {
-      report_->culled_pairs = culled_pairs;
-      report_->tiles = c_tiles;
-      report_->nnz = nnz;
-    }
-    if (c_tiles == 0) return empty_result();
-    if (nnz > INT_MAX)
-      throw invalid_matrix("tiled_spgemm: C would hold " + std::to_string(nnz) +
+    c_part part;
+    part.tiles = counts[0] - (culled_pairs > 0 ? 1 : 0);
+    part.nnz = counts[2];
+    part.culled_pairs = culled_pairs;
+    if (part.tiles == 0) return part;
+    if (part.nnz > INT_MAX)
+      throw invalid_matrix("tiled_spgemm: C would hold " + std::to_string(part.nnz) +
                            " entries, more than the 32-bit index type allows");
     c_count = device_buffer<std::int64_t>();
-    device_buffer<index_t> c_offset(static_cast<std::size_t>(c_tiles) + 1, ctx_);
-    narrow_offsets_kernel<<<detail::grid_blocks(c_tiles + 1, setup_threads, ctx_), setup_threads, 0,
-                            stream_>>>(c_wide_offset.data(), c_offset.data(), c_tiles + 1);
+    part.offset = device_buffer<index_t>(static_cast<std::size_t>(part.tiles) + 1, ctx_);
+    narrow_offsets_kernel<<<detail::grid_blocks(part.tiles + 1, setup_threads, ctx_), setup_threads,
+                            0, stream_>>>(c_wide_offset.data(), part.offset.data(), part.tiles + 1);
     SPADE_CHECK_LAUNCH("narrowing C's tile offsets (tiled_spgemm)");
     c_wide_offset = device_buffer<std::int64_t>();
-    device_buffer<index_t> c_tile_row(static_cast<std::size_t>(c_tiles), ctx_);
-    device_buffer<index_t> c_tile_col(static_cast<std::size_t>(c_tiles), ctx_);
-    device_buffer<std::uint64_t> c_bitmap(static_cast<std::size_t>(c_tiles), ctx_);
-    const auto tiles = static_cast<std::size_t>(c_tiles);
-    SPADE_CUDA_TRY(cudaMemcpyAsync(c_tile_row.data(), tile_row_bound.data(),
-                                   tiles * sizeof(index_t), cudaMemcpyDeviceToDevice, stream_),
-                   "sizing C's tile rows (tiled_spgemm)");
-    SPADE_CUDA_TRY(cudaMemcpyAsync(c_tile_col.data(), tile_col_bound.data(),
-                                   tiles * sizeof(index_t), cudaMemcpyDeviceToDevice, stream_),
-                   "sizing C's tile columns (tiled_spgemm)");
-    SPADE_CUDA_TRY(
-        cudaMemcpyAsync(c_bitmap.data(), bitmap_bound.data(), tiles * sizeof(std::uint64_t),
-                        cudaMemcpyDeviceToDevice, stream_),
-        "sizing C's bitmaps (tiled_spgemm)");
+    const auto tiles = static_cast<std::size_t>(part.tiles);
+    part.tile_row = device_buffer<index_t>(tiles, ctx_);
+    part.tile_col = device_buffer<index_t>(tiles, ctx_);
+    part.bitmap = device_buffer<std::uint64_t>(tiles, ctx_);
+    ctx_.copy_on_device(part.tile_row.data(), tile_row_bound.data(), tiles * sizeof(index_t));
+    ctx_.copy_on_device(part.tile_col.data(), tile_col_bound.data(), tiles * sizeof(index_t));
+    ctx_.copy_on_device(part.bitmap.data(), bitmap_bound.data(), tiles * sizeof(std::uint64_t));
     end_phase("count");
 
-    device_buffer<T> c_values(static_cast<std::size_t>(nnz), ctx_);
+    part.values = device_buffer<T>(static_cast<std::size_t>(part.nnz), ctx_);
     multiply_params<T> mp{c_pair_offset.data(),
                           sorted_task.data(),
                           a_.bitmap().data(),
@@ -683,42 +781,89 @@ class tiled_product {
                           b_.bitmap().data(),
                           b_.tile_offset().data(),
                           b_.values().data(),
-                          c_bitmap.data(),
-                          c_offset.data(),
-                          c_values.data(),
+                          part.bitmap.data(),
+                          part.offset.data(),
+                          part.values.data(),
                           alpha_,
-                          c_tiles,
+                          part.tiles,
                           nullptr};
-    device_buffer<int> outside_split_range;
     if constexpr (std::is_same_v<T, float>) {
-      if (arithmetic_ == tile_arithmetic::native) {
-        outside_split_range = device_buffer<int>(1, ctx_);
-        outside_split_range.fill_zero();
-        for (const tiled<T, gpu>* operand : {&a_, &b_}) {
-          const auto count = static_cast<std::int64_t>(operand->values().size());
-          if (count == 0) continue;
-          split_range_kernel<<<detail::grid_blocks(count, setup_threads, ctx_), setup_threads, 0,
-                               stream_>>>(operand->values().data(), count,
-                                          outside_split_range.data());
-          SPADE_CHECK_LAUNCH("testing tile values against 3xTF32's range (tiled_spgemm)");
-        }
-        mp.d_outside_split_range = outside_split_range.data();
-      }
+      if (arithmetic_ == tile_arithmetic::native) mp.d_outside_split_range = outside_split_range();
     }
     const auto blocks = static_cast<unsigned int>(std::min<std::int64_t>(
-        (c_tiles + multiply_warps - 1) / multiply_warps, std::int64_t{1} << 30));
+        (part.tiles + multiply_warps - 1) / multiply_warps, std::int64_t{1} << 30));
     if (arithmetic_ == tile_arithmetic::fp16)
       multiply_kernel<T, tile_arithmetic::fp16><<<blocks, multiply_warps * 32, 0, stream_>>>(mp);
     else
       multiply_kernel<T, tile_arithmetic::native><<<blocks, multiply_warps * 32, 0, stream_>>>(mp);
     SPADE_CHECK_LAUNCH("multiplying tiles on tensor cores (tiled_spgemm)");
     end_phase("multiply");
-    return tiled<T, gpu>(unchecked, a_.rows(), b_.cols(), std::move(c_tile_row),
-                         std::move(c_tile_col), std::move(c_offset), std::move(c_bitmap),
-                         std::move(c_values));
+    return part;
   }
 
- private:
+  // fp32 3xTF32: the flag the multiplication kernel reads (tested once for all batches).
+  const int* outside_split_range() {
+    if (outside_split_range_.size() == 1) return outside_split_range_.data();
+    outside_split_range_ = device_buffer<int>(1, ctx_);
+    outside_split_range_.fill_zero();
+    for (const tiled<T, gpu>* operand : {&a_, &b_}) {
+      const auto count = static_cast<std::int64_t>(operand->values().size());
+      if (count == 0) continue;
+      if constexpr (std::is_same_v<T, float>) {
+        split_range_kernel<<<detail::grid_blocks(count, setup_threads, ctx_), setup_threads, 0,
+                             stream_>>>(operand->values().data(), count,
+                                        outside_split_range_.data());
+        SPADE_CHECK_LAUNCH("testing tile values against 3xTF32's range (tiled_spgemm)");
+      }
+    }
+    return outside_split_range_.data();
+  }
+
+  // C from the batches' parts, in tile-row order (one part: C itself, no copy).
+  tiled<T, gpu> assemble(std::vector<c_part> parts) {
+    if (parts.empty()) return empty_result();
+    if (parts.size() == 1) {
+      c_part& c = parts.front();
+      return tiled<T, gpu>(unchecked, a_.rows(), b_.cols(), std::move(c.tile_row),
+                           std::move(c.tile_col), std::move(c.offset), std::move(c.bitmap),
+                           std::move(c.values));
+    }
+    std::int64_t tiles = 0, nnz = 0;
+    for (const c_part& part : parts) {
+      tiles += part.tiles;
+      nnz += part.nnz;
+    }
+    if (nnz > INT_MAX)
+      throw invalid_matrix("tiled_spgemm: C would hold " + std::to_string(nnz) +
+                           " entries, more than the 32-bit index type allows");
+    device_buffer<index_t> tile_row(static_cast<std::size_t>(tiles), ctx_);
+    device_buffer<index_t> tile_col(static_cast<std::size_t>(tiles), ctx_);
+    device_buffer<index_t> offset(static_cast<std::size_t>(tiles) + 1, ctx_);
+    device_buffer<std::uint64_t> bitmap(static_cast<std::size_t>(tiles), ctx_);
+    device_buffer<T> values(static_cast<std::size_t>(nnz), ctx_);
+    std::int64_t tile = 0, entry = 0;
+    for (c_part& part : parts) {
+      const auto count = static_cast<std::size_t>(part.tiles);
+      const auto at = static_cast<std::size_t>(tile);
+      ctx_.copy_on_device(tile_row.data() + at, part.tile_row.data(), count * sizeof(index_t));
+      ctx_.copy_on_device(tile_col.data() + at, part.tile_col.data(), count * sizeof(index_t));
+      ctx_.copy_on_device(bitmap.data() + at, part.bitmap.data(), count * sizeof(std::uint64_t));
+      ctx_.copy_on_device(values.data() + entry, part.values.data(),
+                          static_cast<std::size_t>(part.nnz) * sizeof(T));
+      // Every part's offsets but its closing one; the last part's closing one is nnz(C).
+      shift_offsets_kernel<<<detail::grid_blocks(part.tiles + 1, setup_threads, ctx_),
+                             setup_threads, 0, stream_>>>(
+          part.offset.data(), offset.data() + at, part.tiles + 1, static_cast<index_t>(entry));
+      SPADE_CHECK_LAUNCH("joining C's batches (tiled_spgemm)");
+      tile += part.tiles;
+      entry += part.nnz;
+      part = c_part{};  // back to the pool as soon as it is copied
+    }
+    end_phase("join batches");
+    return tiled<T, gpu>(unchecked, a_.rows(), b_.cols(), std::move(tile_row), std::move(tile_col),
+                         std::move(offset), std::move(bitmap), std::move(values));
+  }
+
   tiled<T, gpu> empty_result() {
     device_buffer<index_t> offset(1, ctx_);
     offset.fill_zero();
@@ -729,12 +874,19 @@ class tiled_product {
     SPADE_CUDA_TRY(cudaStreamSynchronize(stream_), "timing tiled_spgemm's phases");
     phase_start_ = std::chrono::steady_clock::now();
   }
+  // Batches add their time to the phase of the same name.
   void end_phase(const char* name) {
     if (!time_phases_ || !report_) return;
     SPADE_CUDA_TRY(cudaStreamSynchronize(stream_), "timing tiled_spgemm's phases");
     const auto now = std::chrono::steady_clock::now();
-    report_->phase_ms.emplace_back(
-        name, std::chrono::duration<double, std::milli>(now - phase_start_).count());
+    const double ms = std::chrono::duration<double, std::milli>(now - phase_start_).count();
+    auto& phases = report_->phase_ms;
+    const auto same = std::find_if(phases.begin(), phases.end(),
+                                   [&](const auto& phase) { return phase.first == name; });
+    if (same == phases.end())
+      phases.emplace_back(name, ms);
+    else
+      same->second += ms;
     phase_start_ = now;
   }
 
@@ -747,6 +899,11 @@ class tiled_product {
   tiled_spgemm_report* report_;
   bool time_phases_;
   std::chrono::steady_clock::time_point phase_start_{};
+  device_buffer<index_t> b_row_start_;         // (B's tile rows + 1)
+  device_buffer<std::int64_t> pair_offset_;    // (A's tiles + 1): first pair of each A tile
+  device_buffer<int> outside_split_range_;     // fp32 native only
+  std::vector<index_t> row_start_;             // host, when batching: A's first tile per tile row
+  std::vector<std::int64_t> row_pair_offset_;  // host, when batching: first pair per tile row
 };
 
 // ---- tile census (planner) ---------------------------------------------------------------------
@@ -819,6 +976,7 @@ std::string tiled_spgemm_report::describe() const {
   std::ostringstream out;
   out << tile_pairs << " tile pairs, " << culled_pairs << " culled by bitmaps, " << tiles
       << " C tiles, nnz(C) " << nnz;
+  if (batches > 1) out << " in " << batches << " batches";
   for (const auto& [name, ms] : phase_ms)
     out << "; " << name << " " << ms << " ms";
   return out.str();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <spade/device/convert.hpp>
 #include <spade/device/kernels.hpp>
+#include <spade/eval/preview.hpp>
 #include <spade/spade.hpp>
 
 #include "gpu_support.hpp"
@@ -298,6 +300,105 @@ TEST_CASE_TEMPLATE("tiled_spgemm vs Eigen: A*A and A*transpose(A) on every real 
     check_product("A*transpose(A)", run_tiled(a, at, T(1), tile_arithmetic::native), a, at, 1.0,
                   tolerance);
   }
+}
+
+// Every array of two tiled results, compared bit for bit.
+template <class T>
+void check_same_tiles(const spade::tiled<T, gpu>& got, const spade::tiled<T, gpu>& want) {
+  CHECK(got.tile_row().to_host() == want.tile_row().to_host());
+  CHECK(got.tile_col().to_host() == want.tile_col().to_host());
+  CHECK(got.tile_offset().to_host() == want.tile_offset().to_host());
+  CHECK(got.bitmap().to_host() == want.bitmap().to_host());
+  const std::vector<T> got_values = got.values().to_host();
+  const std::vector<T> want_values = want.values().to_host();
+  REQUIRE(got_values.size() == want_values.size());
+  CHECK(std::memcmp(got_values.data(), want_values.data(), got_values.size() * sizeof(T)) == 0);
+}
+
+// A task list longer than tuning().tiled_max_batch_pairs runs in batches of whole tile rows; a
+// batch that runs out of memory is split and retried. Either way C holds the bits of one batch.
+TEST_CASE_TEMPLATE("tiled_spgemm in batches returns one batch's C bit for bit", T, float, double) {
+  if (no_device("the tiled tests")) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  struct pair_case {
+    std::string name;
+    spade::csr<T, cpu> a, b;
+  };
+  std::vector<pair_case> cases;
+  cases.push_back({"1000x1000 * 1000x1000 at 1 %", random_csr<T>(1000, 1000, 0.01, rng),
+                   random_csr<T>(1000, 1000, 0.01, rng)});
+  cases.push_back({"33x31 * 31x1000", random_csr<T>(33, 31, 0.3, rng, 0.9),
+                   random_csr<T>(31, 1000, 0.02, rng, 0.9)});
+  // Tile rows 2-9 of A empty: batches skip them and C has no tiles there.
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < 200; ++i) {
+    if (i < 16 || i >= 80)
+      for (index_t j = (i * 7) % 5; j < 150; j += 5) {
+        col_idx.push_back(j);
+        values.push_back(static_cast<T>(0.5 + 0.01 * (i + j)));
+      }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  cases.push_back({"200x150 with empty tile rows * 150x300",
+                   spade::csr<T, cpu>(200, 150, row_ptr, col_idx, values),
+                   random_csr<T>(150, 300, 0.05, rng)});
+  for (const auto& path : spade::testing::real_matrices()) {
+    auto a = spade::read_matrix_market<T>(path);
+    if (a.rows() == a.cols() && a.nnz() <= 200'000)
+      cases.push_back({path.filename().string(), a, std::move(a)});
+  }
+  for (const auto& [name, a, b] : cases) {
+    CAPTURE(name);
+    const auto a_t = spade::convert<spade::tiled>(spade::to_gpu(a));
+    const auto b_t = spade::convert<spade::tiled>(spade::to_gpu(b));
+    spade::device::tiled_spgemm_report whole_report;
+    const auto whole =
+        spade::device::tiled_spgemm(T(1), a_t, b_t, tile_arithmetic::native, &whole_report);
+    CHECK(whole_report.batches == 1);
+    for (const std::int64_t max_pairs : {whole_report.tile_pairs / 5 + 1, std::int64_t{1}}) {
+      CAPTURE(max_pairs);
+      spade::thresholds small = spade::tuning();
+      small.tiled_max_batch_pairs = max_pairs;
+      spade::detail::tuning_override override(small);
+      poison_pool(std::size_t{1} << 26);
+      spade::device::tiled_spgemm_report report;
+      const auto batched =
+          spade::device::tiled_spgemm(T(1), a_t, b_t, tile_arithmetic::native, &report);
+      CHECK(report.batches >= 2);
+      CHECK(report.tile_pairs == whole_report.tile_pairs);
+      CHECK(report.culled_pairs == whole_report.culled_pairs);
+      CHECK(report.tiles == whole_report.tiles);
+      CHECK(report.nnz == whole_report.nnz);
+      check_same_tiles(batched, whole);
+    }
+  }
+
+  // Out of memory: under a cap at about half of what one batch used, the batch splits itself.
+  auto& ctx = spade::default_context();
+  const auto& [name, a, b] = cases.front();
+  const auto a_t = spade::convert<spade::tiled>(spade::to_gpu(a));
+  const auto b_t = spade::convert<spade::tiled>(spade::to_gpu(b));
+  ctx.synchronize();
+  const std::size_t in_use = ctx.bytes_in_use();
+  ctx.pool_bytes_peak(true);
+  const std::size_t pool_before = ctx.pool_bytes_in_use();
+  const auto whole = spade::device::tiled_spgemm(T(1), a_t, b_t);
+  const std::size_t used = ctx.pool_bytes_peak() - pool_before;
+  struct limit_guard {
+    ~limit_guard() { spade::default_context().set_memory_limit(0); }
+  } restore_limit;
+  ctx.set_memory_limit(in_use + used * 11 / 20);
+  spade::device::tiled_spgemm_report report;
+  const auto split = spade::device::tiled_spgemm(T(1), a_t, b_t, tile_arithmetic::native, &report);
+  CHECK(report.batches >= 2);
+  check_same_tiles(split, whole);
+  // Nothing fits: out_of_memory, not a crash or a partial C.
+  ctx.set_memory_limit(in_use + 1024);
+  CHECK_THROWS_AS(spade::device::tiled_spgemm(T(1), a_t, b_t), spade::out_of_memory);
 }
 
 TEST_CASE_TEMPLATE("the tile census counts tiles, products and tile pairs", T, float, double) {

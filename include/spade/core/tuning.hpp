@@ -83,6 +83,13 @@ struct thresholds {
   double tiled_min_nnz = 1.0e5;
   double tiled_min_products_per_pair = 24.0;
   double tiled_min_fill = 6.0;
+  /// tiled_spgemm sorts at most tiled_max_batch_pairs tile pairs at once: a longer task list
+  /// runs in batches of whole tile rows of A (C assembled from their parts; the same bits),
+  /// so memory follows the batch, not the product. About 100 bytes per pair while a batch
+  /// sorts (keys, tasks, their sorted copies, CUB's buffers, C's bounds): 2^26 pairs ≈ 6.7 GB.
+  /// Uniform rows 2^20 × 16 list 2.7·10^8 pairs; every real matrix of the sets but the GCOO
+  /// paper's squares and soc-Slashdot0902 fits one batch. docs/tiled.md.
+  std::int64_t tiled_max_batch_pairs = std::int64_t{1} << 26;
   /// ELLR-T lanes per row (detail::ellr_threads_per_row, formats/ellr.hpp): lanes double while
   /// a row's lanes over every row stay within ellr_lanes_max_resident_share of the device's
   /// resident threads and below the mean row length (small matrices are latency-bound: more

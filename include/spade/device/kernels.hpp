@@ -142,6 +142,7 @@ struct tiled_spgemm_report {
   std::int64_t culled_pairs = 0;  ///< of those, structurally empty ones the bitmaps removed
   std::int64_t tiles = 0;         ///< tiles of C
   std::int64_t nnz = 0;           ///< entries of C
+  std::int64_t batches = 0;       ///< task-list batches (tuning().tiled_max_batch_pairs)
   std::vector<std::pair<std::string, double>> phase_ms;
   std::string describe() const;
 };
@@ -152,8 +153,11 @@ struct tiled_spgemm_report {
 /// counting kernel), then a warp per C tile multiplying and summing its pairs on tensor cores
 /// in `arithmetic`. C's pattern is the structural product (no cancelled zero is dropped, as in
 /// hash_spgemm and Eigen's unpruned product); each tile's pairs are summed in increasing k, so
-/// results repeat bit for bit. Throws dimension_mismatch, invalid_matrix when nnz(C) exceeds
-/// the 32-bit index type, out_of_memory when the task list or C does not fit.
+/// results repeat bit for bit. A task list of more than tuning().tiled_max_batch_pairs pairs
+/// runs in batches of whole tile rows of A, and a batch that runs out of memory is split in two
+/// and retried (same bits: a C tile's pairs are always in one batch). Throws dimension_mismatch,
+/// invalid_matrix when nnz(C) exceeds the 32-bit index type, out_of_memory when one tile row's
+/// pairs or C itself does not fit.
 template <scalar T>
 tiled<T, gpu> tiled_spgemm(T alpha, const tiled<T, gpu>& a, const tiled<T, gpu>& b,
                            tile_arithmetic arithmetic = tile_arithmetic::native,
