@@ -87,8 +87,8 @@ struct thresholds {
   /// runs in batches of whole tile rows of A (C assembled from their parts; the same bits),
   /// so memory follows the batch, not the product. About 100 bytes per pair while a batch
   /// sorts (keys, tasks, their sorted copies, CUB's buffers, C's bounds): 2^26 pairs ≈ 6.7 GB.
-  /// Uniform rows 2^20 × 16 list 2.7·10^8 pairs; every real matrix of the sets but the GCOO
-  /// paper's squares and soc-Slashdot0902 fits one batch. docs/tiled.md.
+  /// Uniform rows 2^20 × 16 list 2.1·10^9 pairs (32 batches); of the quick set, soc-Slashdot0902
+  /// (1.8·10^8, 3 batches) and circuit_1.6M_4.8 (8.2·10^7, 2) need more than one. docs/tiled.md.
   std::int64_t tiled_max_batch_pairs = std::int64_t{1} << 26;
   /// ELLR-T lanes per row (detail::ellr_threads_per_row, formats/ellr.hpp): lanes double while
   /// a row's lanes over every row stay within ellr_lanes_max_resident_share of the device's
