@@ -308,3 +308,53 @@ TEST_CASE("a matrix's cache identity changes on value writes, copies and assignm
     a.cache().get_or_make_for<pair_fact, int>(p.cache().identity(), [] { return 0; });
   CHECK(a.cache().size() == spade::conversion_cache::pair_entries_per_key);
 }
+
+namespace {
+
+// Every (From, To) of the conversion graph on the host: convert<To>(from) counts one hop per
+// step of the planner's path (the hops and the plan come from one graph, but convert<> walks it
+// itself), and the entries survive. A same-type gcoo or ellr is a copy: no hop.
+template <class T, int From, int To>
+void check_graph_pair(const spade::csr<T, cpu>& a) {
+  using spade::conversion_graph::node_t;
+  using from_t = node_t<T, cpu, From>;
+  using to_t = node_t<T, cpu, To>;
+  CAPTURE(From);
+  CAPTURE(To);
+  const from_t source = spade::convert<from_t>(a);
+  const std::size_t before = spade::conversion_counter().load();
+  const to_t target = spade::convert<to_t>(source);
+  const std::size_t hops = spade::conversion_counter().load() - before;
+  constexpr int planned = spade::plan::conversion_path_t<spade::plan::lhs, from_t, to_t>::size;
+  CHECK(hops == static_cast<std::size_t>(planned));
+  const auto back = spade::convert<spade::csr<T, cpu>>(target);
+  CHECK(entries_of(back) == entries_of(a));
+}
+
+template <class T, int From, int... To>
+void check_graph_row(const spade::csr<T, cpu>& a, std::integer_sequence<int, To...>) {
+  (check_graph_pair<T, From, To>(a), ...);
+}
+
+template <class T, int... From>
+void check_graph(const spade::csr<T, cpu>& a, std::integer_sequence<int, From...> nodes) {
+  (check_graph_row<T, From>(a, nodes), ...);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("convert<> walks the planner's conversion graph, one counted hop per step", T,
+                   float, double) {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  // No explicit zeros: dense sources drop them, so every format holds the same entries.
+  const auto a = spade::random_sparse<T>(37, 29, 0.2, seed);
+  check_graph(a, std::make_integer_sequence<int, spade::conversion_graph::node_count>{});
+  // The host reads col-major dense into gcoo directly; the device relays it out first.
+  using dcol = spade::dense<T, cpu, spade::col_major>;
+  static_assert(spade::plan::conversion_path_t<spade::plan::lhs, dcol, spade::gcoo<T, cpu>>::size ==
+                1);
+  static_assert(spade::plan::conversion_path_t<spade::plan::lhs,
+                                               spade::dense<T, spade::gpu, spade::col_major>,
+                                               spade::gcoo<T, spade::gpu>>::size == 2);
+}

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "spade/core/error.hpp"
+#include "spade/formats/convert.hpp"
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
@@ -423,3 +424,65 @@ SPADE_HOST_CONVERT_INSTANCES(extern, double)
 #endif
 
 }  // namespace spade::host
+
+namespace spade::detail {
+
+/// spade::convert<>()'s direct edges on the host (host::); formats/convert.hpp walks the
+/// conversion graph and counts each edge.
+template <>
+struct conversion_backend<cpu> {
+  template <scalar T>
+  static coo<T, cpu> csr_to_coo(const csr<T, cpu>& a) {
+    return host::csr_to_coo(a);
+  }
+  template <scalar T>
+  static csr<T, cpu> coo_to_csr(const coo<T, cpu>& a) {
+    return host::coo_to_csr(a);
+  }
+  template <layout L, scalar T>
+  static dense<T, cpu, L> csr_to_dense(const csr<T, cpu>& a) {
+    return host::csr_to_dense<L>(a);
+  }
+  template <scalar T, layout L>
+  static csr<T, cpu> dense_to_csr(const dense<T, cpu, L>& d) {
+    return host::dense_to_csr(d);
+  }
+  template <layout To, scalar T, layout From>
+  static dense<T, cpu, To> relayout(const dense<T, cpu, From>& d) {
+    return host::relayout<To>(d);
+  }
+  template <scalar T>
+  static gcoo<T, cpu> csr_to_gcoo(const csr<T, cpu>& a, index_t group_size) {
+    return host::csr_to_gcoo(a, group_size);
+  }
+  template <scalar T>
+  static csr<T, cpu> gcoo_to_csr(const gcoo<T, cpu>& a) {
+    return host::gcoo_to_csr(a);
+  }
+  template <scalar T, layout L>
+  static gcoo<T, cpu> dense_to_gcoo(const dense<T, cpu, L>& d, index_t group_size) {
+    return host::dense_to_gcoo(d, group_size);
+  }
+  template <layout L, scalar T>
+  static dense<T, cpu, L> gcoo_to_dense(const gcoo<T, cpu>& a) {
+    return host::gcoo_to_dense<L>(a);
+  }
+  template <scalar T>
+  static ellr<T, cpu> csr_to_ellr(const csr<T, cpu>& a, ellr_layout layout) {
+    return host::csr_to_ellr(a, layout);
+  }
+  template <scalar T>
+  static csr<T, cpu> ellr_to_csr(const ellr<T, cpu>& a) {
+    return host::ellr_to_csr(a);
+  }
+  template <scalar T>
+  static tiled<T, cpu> csr_to_tiled(const csr<T, cpu>& a) {
+    return host::csr_to_tiled(a);
+  }
+  template <scalar T>
+  static csr<T, cpu> tiled_to_csr(const tiled<T, cpu>& a) {
+    return host::tiled_to_csr(a);
+  }
+};
+
+}  // namespace spade::detail

@@ -1,6 +1,7 @@
 // Declarations of the GPU format conversions defined in lib/convert (float and double).
 #pragma once
 
+#include "spade/formats/convert.hpp"
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
@@ -92,3 +93,65 @@ template <scalar T>
 csr<T, gpu> tiled_to_csr(const tiled<T, gpu>& a);
 
 }  // namespace spade::device
+
+namespace spade::detail {
+
+/// spade::convert<>()'s direct edges on the device (device::); formats/convert.hpp walks the
+/// conversion graph and counts each edge.
+template <>
+struct conversion_backend<gpu> {
+  template <scalar T>
+  static coo<T, gpu> csr_to_coo(const csr<T, gpu>& a) {
+    return device::csr_to_coo(a);
+  }
+  template <scalar T>
+  static csr<T, gpu> coo_to_csr(const coo<T, gpu>& a) {
+    return device::coo_to_csr(a);
+  }
+  template <layout L, scalar T>
+  static dense<T, gpu, L> csr_to_dense(const csr<T, gpu>& a) {
+    return device::csr_to_dense<T, L>(a);
+  }
+  template <scalar T, layout L>
+  static csr<T, gpu> dense_to_csr(const dense<T, gpu, L>& d) {
+    return device::dense_to_csr(d);
+  }
+  template <layout To, scalar T, layout From>
+  static dense<T, gpu, To> relayout(const dense<T, gpu, From>& d) {
+    return device::relayout<T, From, To>(d);
+  }
+  template <scalar T>
+  static gcoo<T, gpu> csr_to_gcoo(const csr<T, gpu>& a, index_t group_size) {
+    return device::csr_to_gcoo(a, group_size);
+  }
+  template <scalar T>
+  static csr<T, gpu> gcoo_to_csr(const gcoo<T, gpu>& a) {
+    return device::gcoo_to_csr(a);
+  }
+  template <scalar T>
+  static gcoo<T, gpu> dense_to_gcoo(const dense<T, gpu, row_major>& d, index_t group_size) {
+    return device::dense_to_gcoo(d, group_size);
+  }
+  template <layout L, scalar T>
+  static dense<T, gpu, L> gcoo_to_dense(const gcoo<T, gpu>& a) {
+    return device::gcoo_to_dense<T, L>(a);
+  }
+  template <scalar T>
+  static ellr<T, gpu> csr_to_ellr(const csr<T, gpu>& a, ellr_layout layout) {
+    return device::csr_to_ellr(a, layout);
+  }
+  template <scalar T>
+  static csr<T, gpu> ellr_to_csr(const ellr<T, gpu>& a) {
+    return device::ellr_to_csr(a);
+  }
+  template <scalar T>
+  static tiled<T, gpu> csr_to_tiled(const csr<T, gpu>& a) {
+    return device::csr_to_tiled(a);
+  }
+  template <scalar T>
+  static csr<T, gpu> tiled_to_csr(const tiled<T, gpu>& a) {
+    return device::tiled_to_csr(a);
+  }
+};
+
+}  // namespace spade::detail

@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "spade/device/convert.hpp"
 #include "spade/device/kernels.hpp"
 #include "spade/device/vendor.hpp"
 #include "spade/eval/operands.hpp"

@@ -5,52 +5,88 @@
 
 #include "spade/core/conversion_cache.hpp"
 #include "spade/core/tuning.hpp"
-#include "spade/cpu/convert.hpp"
-#include "spade/device/convert.hpp"
+#include "spade/formats/conversion_graph.hpp"
 #include "spade/formats/traits.hpp"
 
 namespace spade {
 
 namespace detail {
 
+/// The conversions of one space's back end: cpu/convert.hpp (host::) and device/convert.hpp
+/// (device::) specialise it with the graph's direct edges as static members: csr_to_coo,
+/// coo_to_csr, csr_to_dense<Layout>, dense_to_csr, relayout<Layout>, csr_to_gcoo,
+/// gcoo_to_csr, dense_to_gcoo, gcoo_to_dense<Layout>, csr_to_ellr, ellr_to_csr, csr_to_tiled,
+/// tiled_to_csr. Conversions are instantiated where they are called, so a translation unit that
+/// includes <spade/spade.hpp> sees both.
+template <class Space>
+struct conversion_backend {
+  static_assert(sizeof(Space) == 0,
+                "spade::convert: no conversions for this space are visible; include "
+                "<spade/spade.hpp> (the cpu and gpu back ends define them)");
+};
+
+/// One direct edge of the conversion graph (formats/conversion_graph.hpp), counted once in
+/// conversion_counter(); gcoo and ellr targets take their group size or layout.
+template <class To, class From>
+To convert_edge(const From& a, index_t group_size = 0, ellr_layout layout = {}) {
+  using B = conversion_backend<typename From::space_type>;
+  static_assert(
+      conversion_graph::edge_cost_in<typename From::space_type>[conversion_graph::format_id<From>()]
+                                                               [conversion_graph::format_id<To>()] <
+          conversion_graph::none,
+      "spade::convert: not a direct edge of the conversion graph");
+  ++conversion_counter();
+  if constexpr (is_coo_v<From>) {
+    return B::coo_to_csr(a);
+  } else if constexpr (is_csr_v<From> && is_coo_v<To>) {
+    return B::csr_to_coo(a);
+  } else if constexpr (is_csr_v<From> && is_gcoo_v<To>) {
+    return B::csr_to_gcoo(a, group_size);
+  } else if constexpr (is_csr_v<From> && is_ellr_v<To>) {
+    return B::csr_to_ellr(a, layout);
+  } else if constexpr (is_csr_v<From> && is_tiled_v<To>) {
+    return B::csr_to_tiled(a);
+  } else if constexpr (is_csr_v<From>) {
+    return B::template csr_to_dense<typename To::layout_type>(a);
+  } else if constexpr (is_gcoo_v<From> && is_csr_v<To>) {
+    return B::gcoo_to_csr(a);
+  } else if constexpr (is_gcoo_v<From>) {
+    return B::template gcoo_to_dense<typename To::layout_type>(a);
+  } else if constexpr (is_ellr_v<From>) {
+    return B::ellr_to_csr(a);
+  } else if constexpr (is_tiled_v<From>) {
+    return B::tiled_to_csr(a);
+  } else if constexpr (is_csr_v<To>) {
+    return B::dense_to_csr(a);
+  } else if constexpr (is_gcoo_v<To>) {
+    return B::dense_to_gcoo(a, group_size);
+  } else {
+    return B::template relayout<typename To::layout_type>(a);
+  }
+}
+
 template <class To, class From>
 To convert_between(const From& a);
 
-/// `a` as a gcoo with groups of `group_size` rows, in a's space. Sources without a direct
-/// conversion go through csr (coo, ellr, tiled, another group size) or, on the gpu, through
-/// row-major dense (col-major dense); each hop counts once in conversion_counter(). A gcoo that
-/// already has this group size is copied and counts nothing.
+/// `a` as a gcoo with groups of `group_size` rows, in a's space, along the conversion graph
+/// (csr and row-major dense convert directly; coo, ellr, tiled and another group size go
+/// through csr, col-major dense through row-major), each hop counted once in
+/// conversion_counter(). A gcoo that already has this group size is copied and counts nothing.
 template <class From>
 gcoo<typename From::value_type, typename From::space_type> group_rows(const From& a,
                                                                       index_t group_size) {
   using T = typename From::value_type;
   using S = typename From::space_type;
-  constexpr bool on_cpu = std::is_same_v<S, cpu>;
+  using Target = gcoo<T, S>;
   check_group_size("spade::convert<gcoo>", group_size);
+  static_assert(matrix<From>, "spade::convert<gcoo>: the source must be a matrix");
   if constexpr (is_gcoo_v<From>) {
     if (a.group_size() == group_size) return a;
     return group_rows(convert_between<csr<T, S>>(a), group_size);
-  } else if constexpr (is_csr_v<From>) {
-    ++conversion_counter();
-    if constexpr (on_cpu)
-      return host::csr_to_gcoo(a, group_size);
-    else
-      return device::csr_to_gcoo(a, group_size);
-  } else if constexpr (is_coo_v<From> || is_ellr_v<From> || is_tiled_v<From>) {
-    return group_rows(convert_between<csr<T, S>>(a), group_size);
-  } else if constexpr (is_dense_v<From>) {
-    if constexpr (on_cpu) {
-      ++conversion_counter();
-      return host::dense_to_gcoo(a, group_size);
-    } else if constexpr (std::is_same_v<typename From::layout_type, row_major>) {
-      ++conversion_counter();
-      return device::dense_to_gcoo(a, group_size);
-    } else {
-      // The device's Algorithm 1 reads rows; a col-major matrix is relaid out first.
-      return group_rows(convert_between<dense<T, S, row_major>>(a), group_size);
-    }
+  } else if constexpr (std::is_same_v<conversion_graph::next_hop_t<From, Target>, Target>) {
+    return convert_edge<Target>(a, group_size);
   } else {
-    static_assert(sizeof(From) == 0, "spade::convert<gcoo>: the source must be a matrix");
+    return group_rows(convert_between<conversion_graph::next_hop_t<From, Target>>(a), group_size);
   }
 }
 
@@ -61,106 +97,43 @@ ellr<typename From::value_type, typename From::space_type> ellr_rows(const From&
                                                                      ellr_layout layout) {
   using T = typename From::value_type;
   using S = typename From::space_type;
+  using Target = ellr<T, S>;
   check_ellr_layout("spade::convert<ellr>", layout);
+  static_assert(matrix<From>, "spade::convert<ellr>: the source must be a matrix");
   if constexpr (is_ellr_v<From>) {
     if (a.layout() == layout && a.slice_height() == ellr_slice_height(a.rows(), layout)) return a;
     return ellr_rows(convert_between<csr<T, S>>(a), layout);
-  } else if constexpr (is_csr_v<From>) {
-    ++conversion_counter();
-    if constexpr (std::is_same_v<S, cpu>)
-      return host::csr_to_ellr(a, layout);
-    else
-      return device::csr_to_ellr(a, layout);
-  } else if constexpr (matrix<From>) {
-    return ellr_rows(convert_between<csr<T, S>>(a), layout);
+  } else if constexpr (std::is_same_v<conversion_graph::next_hop_t<From, Target>, Target>) {
+    return convert_edge<Target>(a, 0, layout);
   } else {
-    static_assert(sizeof(From) == 0, "spade::convert<ellr>: the source must be a matrix");
+    return ellr_rows(convert_between<conversion_graph::next_hop_t<From, Target>>(a), layout);
   }
 }
 
+/// `a` as a To, one hop of the conversion graph's cheapest path at a time.
 template <class To, class From>
 To convert_between(const From& a) {
-  using T = typename From::value_type;
-  using S = typename From::space_type;
-  static_assert(std::is_same_v<typename To::value_type, T>,
+  static_assert(std::is_same_v<typename To::value_type, typename From::value_type>,
                 "spade::convert: the target scalar type must equal the source's; convert values "
                 "explicitly");
-  static_assert(std::is_same_v<typename To::space_type, S>,
+  static_assert(std::is_same_v<typename To::space_type, typename From::space_type>,
                 "spade::convert: converts within one space; use spade::to_gpu / spade::to_cpu "
                 "to move between spaces");
-  constexpr bool on_cpu = std::is_same_v<S, cpu>;
-  // Conversions made of several hops count each hop where it runs instead of here. tiled,
-  // like ellr, converts only to and from csr.
-  constexpr bool through_csr =
-      (is_coo_v<From> && is_dense_v<To>) || (is_dense_v<From> && is_coo_v<To>) ||
-      (is_gcoo_v<From> && is_coo_v<To>) || (is_ellr_v<From> && !is_csr_v<To>) ||
-      (is_tiled_v<From> && !is_csr_v<To>) || (is_tiled_v<To> && !is_csr_v<From>);
-  if constexpr (!std::is_same_v<To, From> && !through_csr && !is_gcoo_v<To> && !is_ellr_v<To>)
-    ++conversion_counter();
+  static_assert(conversion_graph::format_id<From>() >= 0 && conversion_graph::format_id<To>() >= 0,
+                "spade::convert: no conversion between these formats");
   if constexpr (std::is_same_v<To, From>) {
     return a;
   } else if constexpr (is_ellr_v<To>) {
     return ellr_rows(a, ellr_layout{});
-  } else if constexpr (is_ellr_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu)
-      return host::ellr_to_csr(a);
-    else
-      return device::ellr_to_csr(a);
-  } else if constexpr (is_csr_v<From> && is_tiled_v<To>) {
-    if constexpr (on_cpu)
-      return host::csr_to_tiled(a);
-    else
-      return device::csr_to_tiled(a);
-  } else if constexpr (is_tiled_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu)
-      return host::tiled_to_csr(a);
-    else
-      return device::tiled_to_csr(a);
   } else if constexpr (is_gcoo_v<To>) {
     // The source's own grouping when it has one (To == From above), else the tuned p.
     return group_rows(a, static_cast<index_t>(tuning().gcoo_group_size));
-  } else if constexpr (is_csr_v<From> && is_coo_v<To>) {
-    if constexpr (on_cpu)
-      return host::csr_to_coo(a);
-    else
-      return device::csr_to_coo(a);
-  } else if constexpr (is_coo_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu)
-      return host::coo_to_csr(a);
-    else
-      return device::coo_to_csr(a);
-  } else if constexpr (is_csr_v<From> && is_dense_v<To>) {
-    using L = typename To::layout_type;
-    if constexpr (on_cpu)
-      return host::csr_to_dense<L>(a);
-    else
-      return device::csr_to_dense<T, L>(a);
-  } else if constexpr (is_dense_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu)
-      return host::dense_to_csr(a);
-    else
-      return device::dense_to_csr(a);
-  } else if constexpr (is_dense_v<From> && is_dense_v<To>) {
-    using L = typename To::layout_type;
-    if constexpr (on_cpu)
-      return host::relayout<L>(a);
-    else
-      return device::relayout<T, typename From::layout_type, L>(a);
-  } else if constexpr (is_gcoo_v<From> && is_csr_v<To>) {
-    if constexpr (on_cpu)
-      return host::gcoo_to_csr(a);
-    else
-      return device::gcoo_to_csr(a);
-  } else if constexpr (is_gcoo_v<From> && is_dense_v<To>) {
-    using L = typename To::layout_type;
-    if constexpr (on_cpu)
-      return host::gcoo_to_dense<L>(a);
-    else
-      return device::gcoo_to_dense<T, L>(a);
-  } else if constexpr (through_csr) {
-    return convert_between<To>(convert_between<csr<T, S>>(a));
   } else {
-    static_assert(sizeof(To) == 0, "spade::convert: no conversion between these formats");
+    using Hop = conversion_graph::next_hop_t<From, To>;
+    if constexpr (std::is_same_v<Hop, To>)
+      return convert_edge<To>(a);
+    else
+      return convert_between<To>(convert_between<Hop>(a));
   }
 }
 
@@ -172,8 +145,10 @@ To convert_between(const From& a) {
 /// coo sources have repeated entries summed. A gcoo target keeps a gcoo source's group size and
 /// otherwise groups spade::tuning().gcoo_group_size rows; the overload below takes the group
 /// size. An ellr target is the paper's ELLPACK-R; the overload taking an ellr_layout makes the
-/// sliced one. ellr and tiled convert directly only to and from csr: other pairs go through
-/// csr, each hop counted once in conversion_counter().
+/// sliced one. Pairs without a direct conversion take the cheapest path of the conversion graph
+/// the planner uses (formats/conversion_graph.hpp: ellr and tiled join only csr, gcoo only csr
+/// and dense, col-major dense reaches gcoo through row-major), each hop counted once in
+/// conversion_counter().
 template <template <class...> class Format, matrix M>
 auto convert(const M& a) {
   return detail::convert_between<Format<typename M::value_type, typename M::space_type>>(a);

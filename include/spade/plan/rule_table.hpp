@@ -15,6 +15,8 @@
 
 namespace spade::plan {
 
+namespace hana = boost::hana;
+
 /// Products, in priority order; docs/planner.md mirrors this table.
 inline constexpr auto product_rules =
     hana::tuple_t<rules::dense_times_dense, rules::sparse_times_dense, rules::dense_times_sparse,
