@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "spade/device/convert.hpp"
+#include "spade/device/facts.hpp"
 #include "spade/device/kernels.hpp"
 #include "spade/device/vendor.hpp"
 #include "spade/eval/operands.hpp"

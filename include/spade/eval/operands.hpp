@@ -12,8 +12,6 @@
 
 #include "spade/core/conversion_cache.hpp"
 #include "spade/core/tuning.hpp"
-#include "spade/device/kernels.hpp"
-#include "spade/device/vendor.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
 #include "spade/formats/convert.hpp"
@@ -26,6 +24,17 @@ template <class E>
 expr::result_t<E> eval(const E& e);
 
 namespace detail {
+
+/// The facts and copies that only a space's back end can compute: device/facts.hpp specialises
+/// it for the gpu with `transpose(csr)`, `count_tiles(csr, csr)` (the tile census) and
+/// `spgemm_profile(csr, csr)` (hash_spgemm's profile, as text). Named through the operands'
+/// space type, so it is looked up where the facts are used, after <spade/spade.hpp> has
+/// declared every back end.
+template <class Space>
+struct fact_backend {
+  static_assert(sizeof(Space) == 0,
+                "spade: no back end computes facts for this space; include <spade/spade.hpp>");
+};
 
 /// Threads the device holding gpu operand `a` keeps resident (0 for a cpu or empty operand).
 template <class A>
@@ -185,7 +194,7 @@ const M& cached_transpose(const M& a) {
     ++conversion_counter();
     if constexpr (is_csr_v<M>) {
       if constexpr (std::is_same_v<S, gpu>) {
-        return device::transpose(a);
+        return fact_backend<S>::transpose(a);
       } else {
         const auto c = convert<coo<T, cpu>>(a);
         return convert<csr<T, cpu>>(
@@ -231,16 +240,18 @@ const product_uses& product_uses_of(const A& a) {
 
 struct tile_census_key {};
 
-/// The census of A·B in tiles (device::count_tiles) on csr forms of the operands: a csr as it
-/// is, any other format through its cached csr conversion. Counted once per pair and cached on
-/// A, keyed by B's identity: a write to either operand's values forgets it (two kernels and a
-/// synchronisation per evaluation cost up to 0.15 ms on the real set before it was cached).
+/// The census of A·B in tiles (device::count_tiles, through fact_backend) on csr forms of the
+/// operands: a csr as it is, any other format through its cached csr conversion. Counted once per
+/// pair and cached on A, keyed by B's identity: a write to either operand's values forgets it (two
+/// kernels and a synchronisation per evaluation cost up to 0.15 ms on the real set before it was
+/// cached).
 template <class A, class B>
 const plan::tile_census& tile_census_of(const A& a, const B& b) {
   using T = typename A::value_type;
   return a.cache().template get_or_make_for<tile_census_key, plan::tile_census>(
       b.cache().identity(), [&] {
-        return device::count_tiles(cached_convert<csr<T, gpu>>(a), cached_convert<csr<T, gpu>>(b));
+        return fact_backend<typename A::space_type>::count_tiles(cached_convert<csr<T, gpu>>(a),
+                                                                 cached_convert<csr<T, gpu>>(b));
       });
 }
 
@@ -291,7 +302,7 @@ std::function<std::string()> spgemm_profile_fact(const A& a, const B& b) {
       else
         return b;
     }();
-    return device::hash_spgemm_profile(lhs, rhs).describe();
+    return fact_backend<typename A::space_type>::spgemm_profile(lhs, rhs);
   };
 }
 
