@@ -53,7 +53,7 @@ struct spmm_facts {
 
 template <class Kernel, class Rule = rules::sparse_times_dense>
 decision decide(const product_facts& f) {
-  return step<Kernel>::template decide<Rule>(f);
+  return spade::plan::decide_candidate<Rule, Kernel>(f);
 }
 
 }  // namespace
@@ -116,10 +116,19 @@ TEST_CASE("the densify rule declines every sparse kernel of a dense enough lhs")
     CHECK(contains(d.reason, "lhs density 1 >= densify_density"));
     CHECK(contains(d.reason, "a dense GEMM is faster"));
   }
-  // The same matrix times a vector: ellr_spmv is not densified.
+  // The same matrix times a vector: ellr_spmv is not densified (sparse x vector has no gate).
   full.facts.rhs = {format::vector, true, 100, 1, 100};
   full.facts.vectors = 1;
-  CHECK_FALSE(contains(decide<kernels::ellr_spmv>(full.facts).reason, "dense GEMM"));
+  CHECK_FALSE(contains(decide<kernels::ellr_spmv, rules::sparse_times_vector>(full.facts).reason,
+                       "dense GEMM"));
+  // An operand in the kernel's own format is not densified for that kernel; cuBLAS never
+  // declines.
+  full.facts.rhs = {format::dense, true, 100, 100, 10000};
+  full.facts.vectors = static_cast<index_t>(t.gcoo_min_columns);
+  full.facts.lhs.kind = format::gcoo;
+  CHECK_FALSE(contains(decide<kernels::gcoo_spmm>(full.facts).reason, "dense GEMM"));
+  CHECK(contains(decide<kernels::cusparse_spmm>(full.facts).reason, "dense GEMM"));
+  CHECK(decide<kernels::cublas_gemm>(full.facts).ok);
 }
 
 TEST_CASE("ellr_spmv's step: width, transposes and the first product") {

@@ -40,7 +40,7 @@ bool select_with_facts(plan::candidates<Cs...>, MakeFacts&& make_facts, Run&& ru
       if (log) *log += std::string("  chosen: ") + K::name + " (forced by eval<" + K::name + ">)\n";
     } else {
       if (!last) {
-        const plan::decision d = plan::step<K>::template decide<Rule>(facts_now());
+        const plan::decision d = plan::decide_candidate<Rule, K>(facts_now());
         if (!d.ok) {
           if (log) *log += std::string("  declined: ") + K::name + ": " + d.reason + "\n";
           return;

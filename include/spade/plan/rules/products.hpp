@@ -1,14 +1,18 @@
 // Product rules, one per operand pairing: which kernels can compute A·B and what they need.
 #pragma once
 
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "spade/formats/ellr.hpp"
 #include "spade/formats/gcoo.hpp"
 #include "spade/formats/tiled.hpp"
 #include "spade/formats/traits.hpp"
 #include "spade/plan/conversion_graph.hpp"
+#include "spade/plan/facts.hpp"
 #include "spade/plan/kernels.hpp"
+#include "spade/plan/rules/densify.hpp"
 #include "spade/plan/steps.hpp"
 
 namespace spade::plan::rules {
@@ -47,6 +51,22 @@ struct sparse_times_dense {
   static constexpr const char* name = "sparse x dense";
   template <class A, class B>
   static constexpr bool matches = sparse_matrix<A>&& is_dense_v<B>;
+  /// The densify rule, checked on the gpu before each sparse candidate's own step: past
+  /// tuning()'s density thresholds a dense GEMM (the last candidate) beats every sparse kernel,
+  /// so each declines with the same reason — except a kernel on an operand already in its own
+  /// format (gcoo for the gcoo kernels: densifying a sparse_view's gcoo would convert its dense
+  /// matrix to gcoo and back; ellr for ellr_spmv).
+  template <class Kernel>
+  static decision gate(const product_facts& f) {
+    if (!f.lhs.on_gpu || std::is_same_v<Kernel, kernels::cublas_gemm>) return decision::accept();
+    if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm> ||
+                  std::is_same_v<Kernel, kernels::gcoo_spmm_paper>)
+      if (f.lhs.kind == format::gcoo) return decision::accept();
+    if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>)
+      if (f.lhs.kind == format::ellr) return decision::accept();
+    std::string why = densify_reason(f);
+    return why.empty() ? decision::accept() : decision::decline(std::move(why));
+  }
   template <class A, class B>
   using candidates = std::conditional_t<
       on_gpu<A>,

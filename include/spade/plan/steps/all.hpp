@@ -2,7 +2,6 @@
 #pragma once
 
 #include "spade/plan/steps/csr_rowwise.hpp"
-#include "spade/plan/steps/cusparse.hpp"
 #include "spade/plan/steps/ellr_spmv.hpp"
 #include "spade/plan/steps/gcoo_spmm.hpp"
 #include "spade/plan/steps/hash_spgemm.hpp"

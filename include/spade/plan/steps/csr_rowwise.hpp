@@ -13,11 +13,9 @@ struct step<kernels::csr_rowwise> {
   /// Accepts an operand of at most tuning().rowwise_max_extent rows and columns and
   /// rowwise_max_nnz entries (there one launch without workspace costs what cuSPARSE's setup
   /// does, and cuSPARSE 12.6 returned wrong rows for some 32-row matrices); in the sparse ×
-  /// dense rule it first declines the densify rule's operands, as cuSPARSE does.
+  /// dense rule the rule's densify gate comes first, as for every sparse kernel there.
   template <class Rule>
   static decision decide(const product_facts& f) {
-    if (gpu_sparse_times_dense<Rule>(f))
-      if (std::string why = densify_reason(f); !why.empty()) return decision::decline(why);
     if (rowwise_preferred(f.lhs.rows, f.lhs.cols, f.lhs.nnz)) return decision::accept();
     const auto& t = tuning();
     return decision::decline("A is " + std::to_string(f.lhs.rows) + "x" +

@@ -11,12 +11,10 @@ namespace spade::plan {
 template <>
 struct step<kernels::ellr_spmv> {
   /// Declines a transposed operand, a wide X, formats without row lengths, skewed or padded
-  /// rows, and a first product (the conversion pays from the ellr_min_uses-th on).
+  /// rows, and a first product (the conversion pays from the ellr_min_uses-th on); times a
+  /// dense X the sparse × dense rule's densify gate comes first.
   template <class Rule>
   static decision decide(const product_facts& f) {
-    // The densify rule holds for every sparse kernel of A·X, this one included.
-    if (f.rhs.kind != format::vector && f.lhs.kind != format::ellr)
-      if (std::string why = densify_reason(f); !why.empty()) return decision::decline(why);
     std::string why = decline_text(f);
     return why.empty() ? decision::accept() : decision::decline(std::move(why));
   }

@@ -10,16 +10,12 @@ namespace spade::plan {
 
 template <>
 struct step<kernels::gcoo_spmm> {
-  /// In the sparse × dense rule on the gpu: declines the densify rule's operands, a transposed
-  /// A, a col-major destination, and matrices too small or too skewed for GCOO
+  /// In the sparse × dense rule on the gpu (after the rule's densify gate): declines a
+  /// transposed A, a col-major destination, and matrices too small or too skewed for GCOO
   /// (docs/benchmarks/gcoo.md); a gcoo operand (the user's format or a sparse_view) always runs.
   template <class Rule>
   static decision decide(const product_facts& f) {
     if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
-    // A gcoo operand is never densified: that would convert a view's dense matrix to gcoo and
-    // back.
-    if (f.lhs.kind != format::gcoo)
-      if (std::string why = densify_reason(f); !why.empty()) return decision::decline(why);
     std::string why = decline_text(f);
     return why.empty() ? decision::accept() : decision::decline(std::move(why));
   }

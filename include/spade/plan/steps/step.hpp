@@ -13,25 +13,6 @@
 
 namespace spade::plan {
 
-/// Why the densify rule (a dense GEMM instead of any sparse kernel of A·X) holds for these
-/// facts, or "" when it does not; spade::tuning()'s densify thresholds.
-inline std::string densify_reason(const product_facts& f) {
-  const auto& t = tuning();
-  const double density = f.lhs.density();
-  const double cells = f.lhs.cells();
-  const bool wide = f.vectors >= t.densify_wide_columns;
-  const double threshold = wide ? t.densify_density_wide : t.densify_density;
-  if (density < threshold || cells > t.densify_max_elements) return {};
-  std::ostringstream why;
-  why << "lhs density " << density
-      << " >= " << (wide ? "densify_density_wide " : "densify_density ") << threshold;
-  if (wide)
-    why << " (N = " << f.vectors << " >= densify_wide_columns " << t.densify_wide_columns << ")";
-  why << " (and " << cells << " elements <= densify_max_elements " << t.densify_max_elements
-      << "): a dense GEMM is faster";
-  return why.str();
-}
-
 /// The facts a sparse × dense product on the gpu was decided on, for explain.
 inline std::string sparse_times_dense_text(const product_facts& f) {
   const auto& t = tuning();
@@ -52,8 +33,8 @@ bool gpu_sparse_times_dense(const product_facts& f) {
   return std::is_same_v<Rule, rules::sparse_times_dense> && f.lhs.on_gpu;
 }
 
-/// A kernel without its own header: it runs whenever the planner reaches it, and explain says
-/// what the rule decided on.
+/// A kernel without its own header (cusparse_spmm, cusparse_spmv, cublas_*): it runs whenever
+/// the planner reaches it and its rule's gate lets it, and explain says what the rule decided on.
 template <class Kernel>
 struct step {
   template <class Rule>
@@ -66,5 +47,17 @@ struct step {
     return "the first candidate that accepts these operands";
   }
 };
+
+/// Whether candidate `Kernel` of `Rule` should run on these facts: the rule's gate first (when the
+/// rule has one: sparse × dense's densify rule), then the kernel's own step. The one function
+/// selection and explain call, so their reasons cannot drift.
+template <class Rule, class Kernel>
+decision decide_candidate(const product_facts& f) {
+  if constexpr (requires { Rule::template gate<Kernel>(f); }) {
+    decision d = Rule::template gate<Kernel>(f);
+    if (!d.ok) return d;
+  }
+  return step<Kernel>::template decide<Rule>(f);
+}
 
 }  // namespace spade::plan
