@@ -302,3 +302,64 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   t.ellr_lanes_min_entries_per_lane = 8.0;
   CHECK(ellr_threads_per_row(1000000, 26.5, h100) == 4);
 }
+
+// ---- the copies a kernel's run makes (plan/copies.hpp) -----------------------------------------
+
+namespace {
+
+using spade::plan::copy_kind;
+
+template <class Kernel>
+std::vector<copy_kind> copies(bool ta, bool lhs_sparse, bool tb, bool rhs_sparse,
+                              bool col_major_destination) {
+  const auto steps =
+      spade::plan::copies_for<Kernel>(ta, lhs_sparse, tb, rhs_sparse, col_major_destination);
+  return {steps.begin(), steps.end()};
+}
+
+}  // namespace
+
+TEST_CASE("copies_for: the transposes a kernel has no op flag for, and its result's conversion") {
+  using v = std::vector<copy_kind>;
+  // Op flags on both sides: no copies, whatever is transposed.
+  CHECK(copies<kernels::cublas_gemm>(true, false, true, false, true).empty());
+  CHECK(copies<kernels::eigen_product>(true, true, true, true, false).empty());
+  CHECK(copies<kernels::cusparse_spmv>(true, true, false, false, false).empty());
+  // cuSPARSE SpMM and the row-wise kernel: op(A) by flag, a transposed B copied.
+  CHECK(copies<kernels::cusparse_spmm>(true, true, false, false, false).empty());
+  CHECK(copies<kernels::cusparse_spmm>(true, true, true, false, true) ==
+        v{copy_kind::transpose_rhs});
+  CHECK(copies<kernels::csr_rowwise>(false, true, true, false, false) ==
+        v{copy_kind::transpose_rhs});
+  // Row-wise SpGEMM and cuSPARSE's: both operands copied when transposed.
+  CHECK(copies<kernels::hash_spgemm>(true, true, true, true, false) ==
+        v{copy_kind::transpose_lhs, copy_kind::transpose_rhs});
+  CHECK(copies<kernels::cusparse_spgemm>(false, true, true, true, false) ==
+        v{copy_kind::transpose_rhs});
+  CHECK(copies<kernels::cusparse_csr_add>(true, true, false, true, false) ==
+        v{copy_kind::transpose_lhs});
+  // Eigen's sum: dense operands by flag, sparse ones (one storage order only) copied.
+  CHECK(copies<kernels::eigen_sum>(true, false, true, false, false).empty());
+  CHECK(copies<kernels::eigen_sum>(true, true, true, true, false) ==
+        v{copy_kind::transpose_lhs, copy_kind::transpose_rhs});
+  // gcoo writes row-major only: a col-major destination is a result relayout.
+  CHECK(copies<kernels::gcoo_spmm>(false, true, false, false, false).empty());
+  CHECK(copies<kernels::gcoo_spmm>(false, true, false, false, true) ==
+        v{copy_kind::result_from_row_major});
+  CHECK(copies<kernels::gcoo_spmm_paper>(true, true, true, false, true) ==
+        v{copy_kind::transpose_lhs, copy_kind::transpose_rhs, copy_kind::result_from_row_major});
+  CHECK(copies<kernels::ellr_spmv>(true, true, false, false, true) == v{copy_kind::transpose_lhs});
+  // Tiles: always converted back to csr.
+  CHECK(copies<kernels::tiled_spgemm>(false, true, false, true, false) ==
+        v{copy_kind::result_from_tiles});
+  CHECK(copies<kernels::tiled_spgemm_fp16>(true, true, false, true, false) ==
+        v{copy_kind::transpose_lhs, copy_kind::result_from_tiles});
+  // Each copy has its own line of text.
+  const auto steps = spade::plan::copies_for<kernels::tiled_spgemm>(true, true, true, true, false);
+  const std::string text = spade::plan::copies_text(steps, "  ");
+  CAPTURE(text);
+  CHECK(contains(text, "  copy: lhs transposed into a copy"));
+  CHECK(contains(text, "  copy: rhs transposed into a copy"));
+  CHECK(contains(text, "  copy: result computed as tiles, then converted to csr"));
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+}

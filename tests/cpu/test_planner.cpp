@@ -127,11 +127,14 @@ void gpu_product_cells() {
                                  candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<rowwise>,
                                  candidate<spmm>, candidate<gcoo_paper, convert<lhs, gcoo_t>>,
                                  candidate<gemm, convert<lhs, dense_row>>>>);
-  static_assert(plans<decltype(o.csr * o.col),
-                      candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
-                                 candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<rowwise>,
-                                 candidate<spmm>, candidate<gcoo_paper, convert<lhs, gcoo_t>>,
-                                 candidate<gemm, convert<lhs, dense_row>>>>);
+  // The gcoo kernels read B row-major: a col-major B is a conversion step of their plans.
+  static_assert(
+      plans<decltype(o.csr * o.col),
+            candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
+                       candidate<gcoo_spmm, convert<lhs, gcoo_t>, convert<rhs, dense_row>>,
+                       candidate<rowwise>, candidate<spmm>,
+                       candidate<gcoo_paper, convert<lhs, gcoo_t>, convert<rhs, dense_row>>,
+                       candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(
       plans<decltype(o.coo * o.row),
             candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
@@ -142,9 +145,11 @@ void gpu_product_cells() {
   static_assert(
       plans<decltype(o.coo * o.col),
             candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
-                       candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>,
+                                 convert<rhs, dense_row>>,
                        candidate<rowwise, convert<lhs, csr>>, candidate<spmm, convert<lhs, csr>>,
-                       candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>,
+                                 convert<rhs, dense_row>>,
                        candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
   // sparse × vector: ELLPACK-R (ours) on the converted operand, the row-wise kernel (ours) on
   // small operands, else SpMV on csr.
@@ -407,6 +412,32 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   CHECK(contains(lowered, "declined: cusparse_spmm"));
   CHECK(contains(lowered, "declined: gcoo_spmm_paper"));
   CHECK(contains(lowered, "chosen: cublas_gemm"));
+}
+
+TEST_CASE("explain lists the copies the chosen kernel's run makes (nothing runs)") {
+  operands<float, gpu> o;
+  // cuSPARSE SpMM / the row-wise kernel take op(A) by flag and a transposed B as a copy.
+  const std::string flag = spade::explain(spade::transpose(o.csr) * o.row);
+  CAPTURE(flag);
+  CHECK(contains(flag, "chosen: csr_rowwise"));
+  CHECK_FALSE(contains(flag, "copy:"));
+  const std::string rhs = spade::explain(o.csr * spade::transpose(o.row));
+  CAPTURE(rhs);
+  CHECK(contains(rhs, "chosen: csr_rowwise"));
+  CHECK(contains(rhs, "copy: rhs transposed into a copy"));
+  // hash_spgemm reads rows: both transposed operands are copies (coo operands: a csr pair would
+  // be profiled on the device).
+  const std::string spgemm = spade::explain(spade::transpose(o.coo) * spade::transpose(o.coo));
+  CAPTURE(spgemm);
+  CHECK(contains(spgemm, "chosen: hash_spgemm"));
+  CHECK(contains(spgemm, "copy: lhs transposed into a copy"));
+  CHECK(contains(spgemm, "copy: rhs transposed into a copy"));
+  // cuBLAS takes both flags.
+  CHECK_FALSE(contains(spade::explain(spade::transpose(o.row) * spade::transpose(o.col)), "copy:"));
+  // On the host, Eigen's sparse sum needs one storage order: the transposed operand is copied.
+  const auto s = spade::random_sparse<double>(6, 6, 0.3, fresh_seed());
+  CHECK(contains(spade::explain(spade::transpose(s) + s), "copy: lhs transposed into a copy"));
+  CHECK_FALSE(contains(spade::explain(spade::transpose(s) * s), "copy:"));
 }
 
 // ---- the conversion cache and eval<K> ---------------------------------------------------------

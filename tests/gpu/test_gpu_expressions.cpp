@@ -1371,6 +1371,66 @@ TEST_CASE_TEMPLATE(
                  to_double(spade::reference(a * b)), magnitude_of(a_d) * magnitude_of(b_d), 150);
 }
 
+TEST_CASE_TEMPLATE("a forced kernel without an op flag runs on cached transposed copies", T, float,
+                   double) {
+  pool_guard guard;
+  const std::uint64_t seed = case_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // 41 × 33 and 33 × 41: op(A) = Aᵀ is 33 × 41; gcoo and ellr have no transposed product.
+  const auto h = spade::testing::random_csr<T>(41, 33, 0.1, rng);
+  const auto a = spade::to_gpu(h);
+  const auto b = gpu_dense<T, row_major>(41, 5, rng);
+  const auto x = gpu_vector<T>(41, rng);
+  const matrix_d at_d = to_double(h).transpose();
+  const matrix_d b_d = to_double(b);
+  const matrix_d x_d = to_double(x);
+  const double terms = row_terms(at_d);
+  const auto count = [] { return spade::conversion_counter().load(); };
+
+  const auto gcoo_a = spade::convert<spade::gcoo>(a);
+  const auto ellr_a = spade::convert<spade::ellr>(a);
+  const auto product = spade::transpose(gcoo_a) * b;
+  CHECK(contains(spade::explain(product), "declined: gcoo_spmm: the sparse operand is transposed"));
+  std::size_t before = count();
+  const spade::dense<T> by_gcoo = spade::eval<spade::kernels::gcoo_spmm>(product);
+  // gcoo → csr, its transpose, back to gcoo: three conversions, cached on gcoo_a.
+  CHECK(count() - before == 3u);
+  check_close<T>("eval<gcoo_spmm>(transpose(A)*B) vs double", to_double(by_gcoo), at_d * b_d,
+                 magnitude_of(at_d) * magnitude_of(b_d), terms);
+  before = count();
+  const spade::dense<T> again = spade::eval<spade::kernels::gcoo_spmm>(product);
+  CHECK(count() - before == 0u);
+  CHECK(to_double(again) == to_double(by_gcoo));
+
+  const spade::vector<T> by_ellr =
+      spade::eval<spade::kernels::ellr_spmv>(spade::transpose(ellr_a) * x);
+  check_close<T>("eval<ellr_spmv>(transpose(A)*x) vs double", to_double(by_ellr), at_d * x_d,
+                 magnitude_of(at_d) * magnitude_of(x_d), terms);
+
+  // tiled_spgemm: transposed operands as cached tiles, C from tiles to csr each run.
+  const auto tiled_a = spade::convert<spade::tiled>(a);
+  const auto square = spade::transpose(tiled_a) * tiled_a;  // 33 × 33
+  const std::string text = spade::explain(square);
+  CAPTURE(text);
+  CHECK(contains(text, "chosen: hash_spgemm"));
+  CHECK(contains(text, "copy: lhs transposed into a copy"));
+  before = count();
+  const spade::csr<T> by_tiles = spade::eval<spade::kernels::tiled_spgemm>(square);
+  // tiled → csr, transpose, → tiled (cached on tiled_a), then the result's tiles → csr.
+  CHECK(count() - before == 4u);
+  before = count();
+  const spade::csr<T> tiles_again = spade::eval<spade::kernels::tiled_spgemm>(square);
+  CHECK(count() - before == 1u);
+  const sparse_d h_d = to_sparse_double(h);
+  const matrix_d want = matrix_d(h_d.transpose()) * matrix_d(h_d);
+  const matrix_d magnitude = magnitude_of(at_d) * magnitude_of(to_double(h));
+  // 3×TF32 in float rounds each product a little more than an fma: 4× the terms' bound.
+  check_close<T>("eval<tiled_spgemm>(transpose(A)*A) vs double", to_double(by_tiles), want,
+                 magnitude, 4 * row_terms(matrix_d(h_d.transpose())));
+  CHECK(to_double(tiles_again) == to_double(by_tiles));
+}
+
 TEST_CASE_TEMPLATE("dimension_mismatch is thrown when the expression is built", T, float, double) {
   pool_guard guard;
   const std::uint64_t seed = case_seed();

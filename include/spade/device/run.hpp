@@ -39,24 +39,24 @@ struct runner<kernels::cublas_gemv> {
 template <>
 struct runner<kernels::cusparse_spmm> {
   template <class A, class B, class Dest, class T>
-  static void product(T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
-    // SpMM has no op flag for the dense operand: a transposed one is a cached copy.
+  static void product(T alpha, const A& a, bool ta, const B& b, bool, T beta, Dest& dest) {
+    // SpMM has no op flag for the dense operand: run_steps passed a transposed one as a copy.
     ++product_uses_of(a).count;  // ellr_min_uses counts the products run on A as it is
-    device::spmm(alpha, a, op(ta), tb ? cached_transpose(b) : b, beta, dest);
+    device::spmm(alpha, a, op(ta), b, beta, dest);
   }
 };
 
-/// Small csr operands: Spade's row-wise kernels (device/kernels.hpp), op(A) by flag; a
-/// transposed B is a cached copy. Counted as a product on A as it is, like cuSPARSE's.
+/// Small csr operands: Spade's row-wise kernels (device/kernels.hpp), op(A) by flag (a
+/// transposed B comes as a copy). Counted as a product on A as it is, like cuSPARSE's.
 template <>
 struct runner<kernels::csr_rowwise> {
   template <class A, class B, class Dest, class T>
-  static void product(T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
+  static void product(T alpha, const A& a, bool ta, const B& b, bool, T beta, Dest& dest) {
     ++product_uses_of(a).count;
     if constexpr (is_vector_v<Dest>)
       device::rowwise_spmv(alpha, a, op(ta), b, beta, dest);
     else
-      device::rowwise_spmm(alpha, a, op(ta), tb ? cached_transpose(b) : b, beta, dest);
+      device::rowwise_spmm(alpha, a, op(ta), b, beta, dest);
   }
 };
 
@@ -69,33 +69,20 @@ struct runner<kernels::cusparse_spmv> {
   }
 };
 
-/// gcoo_spmm and the paper's kernel: row-major B and C only. A transposed or col-major B becomes
-/// a cached row-major copy; the planner declines gcoo for a transposed A or a col-major C unless
-/// forced (then a transposed A throws and a col-major C is computed row-major, then relaid).
+/// gcoo_spmm and the paper's kernel: row-major B and C only. The plan converts a col-major B
+/// (a cached row-major copy); run_steps transposes operands and relays a col-major C. The planner
+/// declines gcoo for a transposed A or a col-major C unless forced.
 template <class Kernel>
 struct gcoo_runner {
   template <class A, class B, class Dest, class T>
-  static void product(T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
-    using row_dense = dense<T, gpu, row_major>;
-    if constexpr (is_dense_v<Dest> && std::is_same_v<typename Dest::layout_type, row_major>) {
-      if (ta)
-        throw invalid_matrix(std::string(Kernel::name) +
-                             ": gcoo has no transposed product; transpose the matrix first");
-      const auto& b_seen = tb ? cached_transpose(b) : b;
-      const row_dense& b_rows = cached_convert<row_dense>(b_seen);
-      if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
-        device::gcoo_spmm(alpha, a, b_rows, beta, dest);
-      else
-        device::gcoo_spmm_paper(alpha, a, b_rows, beta, dest);
-    } else {
-      row_dense rows_result =
-          beta == T(0) ? row_dense(unchecked, dest.rows(), dest.cols(),
-                                   storage<T, gpu>(static_cast<std::size_t>(dest.rows()) *
-                                                   static_cast<std::size_t>(dest.cols())))
-                       : convert<row_dense>(dest);
-      product(alpha, a, ta, b, tb, beta, rows_result);
-      dest = convert<Dest>(rows_result);
-    }
+  static void product(T alpha, const A& a, bool, const B& b, bool, T beta, Dest& dest) {
+    static_assert(std::is_same_v<typename B::layout_type, row_major> &&
+                      std::is_same_v<typename Dest::layout_type, row_major>,
+                  "spade: internal: gcoo_spmm runs on row-major B and C (run_steps makes them)");
+    if constexpr (std::is_same_v<Kernel, kernels::gcoo_spmm>)
+      device::gcoo_spmm(alpha, a, b, beta, dest);
+    else
+      device::gcoo_spmm_paper(alpha, a, b, beta, dest);
   }
 };
 template <>
@@ -106,44 +93,33 @@ struct runner<kernels::gcoo_spmm_paper> : gcoo_runner<kernels::gcoo_spmm_paper> 
 template <>
 struct runner<kernels::ellr_spmv> {
   template <class A, class B, class Dest, class T>
-  static void product(T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
-    // The planner declines a transposed A or B unless forced (then they throw or are copied).
-    if (ta)
-      throw invalid_matrix("ellr_spmv: ellr has no transposed product; transpose the matrix first");
+  static void product(T alpha, const A& a, bool, const B& b, bool, T beta, Dest& dest) {
+    // The planner declines a transposed A or B unless forced; run_steps then passes copies.
     if constexpr (is_vector_v<Dest>)
       device::ellr_spmv(alpha, a, b, beta, dest);
     else
-      device::ellr_spmm(alpha, a, tb ? cached_transpose(b) : b, beta, dest);
+      device::ellr_spmm(alpha, a, b, beta, dest);
   }
 };
 
 template <>
 struct runner<kernels::hash_spgemm> {
   template <class A, class B, class T>
-  static auto sparse_product(T alpha, const A& a, bool ta, const B& b, bool tb) {
-    // Row-wise products read rows: transposed operands are cached copies; alpha scales A's
-    // values as they are read.
-    return device::hash_spgemm(alpha, ta ? cached_transpose(a) : a, tb ? cached_transpose(b) : b);
+  static auto sparse_product(T alpha, const A& a, bool, const B& b, bool) {
+    // Row-wise products read rows (run_steps passes transposed operands as copies); alpha
+    // scales A's values as they are read.
+    return device::hash_spgemm(alpha, a, b);
   }
 };
 
-/// tiled_spgemm in the scalar's own precision or with fp16 inputs. The planner declines
-/// transposed operands; a forced run tiles a cached transposed csr.
+/// tiled_spgemm in the scalar's own precision or with fp16 inputs: C as tiles, which run_steps
+/// converts to csr. The planner declines transposed operands; a forced run gets cached
+/// transposed tiles from run_steps.
 template <device::tile_arithmetic Arithmetic>
 struct tiled_runner {
   template <class A, class B, class T>
-  static auto sparse_product(T alpha, const A& a, bool ta, const B& b, bool tb) {
-    using csr_type = csr<T, gpu>;
-    const auto tiled_transpose = [](const auto& m) {
-      return convert<tiled>(cached_transpose(cached_convert<csr_type>(m)));
-    };
-    const auto multiply = [&](const auto& left, const auto& right) {
-      return device::tiled_to_csr(device::tiled_spgemm(alpha, left, right, Arithmetic));
-    };
-    if (ta && tb) return multiply(tiled_transpose(a), tiled_transpose(b));
-    if (ta) return multiply(tiled_transpose(a), b);
-    if (tb) return multiply(a, tiled_transpose(b));
-    return multiply(a, b);
+  static auto sparse_product(T alpha, const A& a, bool, const B& b, bool) {
+    return device::tiled_spgemm(alpha, a, b, Arithmetic);
   }
 };
 template <>
@@ -154,9 +130,9 @@ struct runner<kernels::tiled_spgemm_fp16> : tiled_runner<device::tile_arithmetic
 template <>
 struct runner<kernels::cusparse_spgemm> {
   template <class A, class B, class T>
-  static auto sparse_product(T alpha, const A& a, bool ta, const B& b, bool tb) {
-    // cuSPARSE SpGEMM supports no transposes: transposed operands are cached copies.
-    auto c = device::spgemm(ta ? cached_transpose(a) : a, tb ? cached_transpose(b) : b);
+  static auto sparse_product(T alpha, const A& a, bool, const B& b, bool) {
+    // cuSPARSE SpGEMM supports no transposes: run_steps passes transposed operands as copies.
+    auto c = device::spgemm(a, b);
     if (alpha != T(1)) device::scale(alpha, c.values().data(), c.nnz());
     return c;
   }
@@ -181,8 +157,8 @@ struct runner<kernels::spade_axpby> {
 template <>
 struct runner<kernels::cusparse_csr_add> {
   template <class X, class Y, class T>
-  static auto sparse_sum(T a, const X& x, bool tx, T b, const Y& y, bool ty) {
-    return device::csr_add(a, tx ? cached_transpose(x) : x, b, ty ? cached_transpose(y) : y);
+  static auto sparse_sum(T a, const X& x, bool, T b, const Y& y, bool) {
+    return device::csr_add(a, x, b, y);  // transposed operands come as copies
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include "spade/eval/operands.hpp"
 #include "spade/eval/run_kernel.hpp"
+#include "spade/eval/run_steps.hpp"
 #include "spade/eval/select.hpp"
 #include "spade/expr/operators.hpp"
 #include "spade/formats/transfer.hpp"
@@ -31,14 +32,11 @@ void evaluate_product(Dest& dest, const expr::product<L, R>& e, typename Dest::v
       const operation_facts facts{ta, tb, is_col_major_v<Dest>};
       select_candidate<typename plan_type::rule, Forced>(
           typename plan_type::candidates{}, a, b, facts, [&](auto candidate) {
-            using C = decltype(candidate);
-            const auto& a2 = apply_steps<plan::lhs>(a, typename C::conversions{});
-            const auto& b2 = apply_steps<plan::rhs>(b, typename C::conversions{});
             if constexpr (sparse_matrix<Dest>) {
-              dest = run_sparse_product(typename C::kernel{}, scale, a2, ta, b2, tb);
+              dest = run_sparse_product_steps(candidate, scale, a, ta, b, tb);
             } else {
               shape_destination(dest, e.rows(), e.cols());
-              run_product(typename C::kernel{}, scale, a2, ta, b2, tb, beta, dest);
+              run_product_steps(candidate, scale, a, ta, b, tb, beta, dest);
             }
           });
       return 0;
@@ -55,15 +53,12 @@ void evaluate_sum(Dest& dest, const expr::sum<L, R>& e, typename Dest::value_typ
       select_candidate<typename plan_type::rule, Forced>(
           typename plan_type::candidates{}, x, y, operation_facts{tx, ty, is_col_major_v<Dest>},
           [&](auto candidate) {
-            using C = decltype(candidate);
-            const auto& x2 = apply_steps<plan::lhs>(x, typename C::conversions{});
-            const auto& y2 = apply_steps<plan::rhs>(y, typename C::conversions{});
             if constexpr (sparse_matrix<Dest>) {
-              dest = run_sparse_sum(typename C::kernel{}, alpha * sx, x2, tx, alpha * sy, y2, ty);
+              dest = run_sparse_sum_steps(candidate, alpha * sx, x, tx, alpha * sy, y, ty);
             } else {
               // GEAM and axpby read their inputs before writing: dest may be an operand.
               shape_destination(dest, e.rows(), e.cols());
-              run_sum(typename C::kernel{}, alpha * sx, x2, tx, alpha * sy, y2, ty, dest);
+              run_sum_steps(candidate, alpha * sx, x, tx, alpha * sy, y, ty, dest);
             }
           });
       return 0;

@@ -191,7 +191,9 @@ const M& cached_transpose(const M& a) {
   return a.cache().template get_or_make<transposed_copy_key, M>([&]() -> M {
     using T = typename M::value_type;
     using S = typename M::space_type;
-    ++conversion_counter();
+    // The transposition counts once, and each conversion it goes through counts too (gcoo, ellr
+    // and tiled: only those).
+    if constexpr (!is_gcoo_v<M> && !is_ellr_v<M> && !is_tiled_v<M>) ++conversion_counter();
     if constexpr (is_csr_v<M>) {
       if constexpr (std::is_same_v<S, gpu>) {
         return fact_backend<S>::transpose(a);
@@ -203,6 +205,16 @@ const M& cached_transpose(const M& a) {
     } else if constexpr (is_coo_v<M>) {
       // A coordinate list transposes by swapping its index arrays (order is free in coo).
       return M(unchecked, a.cols(), a.rows(), a.col_idx(), a.row_idx(), a.values());
+    } else if constexpr (is_gcoo_v<M> || is_ellr_v<M> || is_tiled_v<M>) {
+      // Through the csr form (its conversion cached on `a` as well), back to a's own shape of
+      // the format: gcoo keeps its group size, ellr its layout.
+      const auto& t = cached_transpose(cached_convert<csr<T, S>>(a));
+      if constexpr (is_gcoo_v<M>)
+        return group_rows(t, a.group_size());
+      else if constexpr (is_ellr_v<M>)
+        return ellr_rows(t, a.layout());
+      else
+        return convert<M>(t);
     } else {
       // A row-major rows×cols block read as col-major is its cols×rows transpose.
       using L = typename M::layout_type;

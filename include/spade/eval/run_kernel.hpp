@@ -27,10 +27,12 @@ void shape_destination(Dest& dest, index_t rows, index_t cols) {
 }
 
 /// Runs kernel `Kernel` on storage operands that already have the formats the plan's conversion
-/// steps produced. A back end specialises it with the members its kernel has:
+/// steps produced, transposed only where the kernel has an op flag (eval/run_steps.hpp made every
+/// other copy). A back end specialises it with the members its kernel has:
 ///   product(alpha, a, ta, b, tb, beta, dest)   dest = alpha·op(A)·op(B) + beta·dest (dense or
 ///                                              vector dest)
-///   sparse_product(alpha, a, ta, b, tb)        alpha·op(A)·op(B) as csr
+///   sparse_product(alpha, a, ta, b, tb)        alpha·op(A)·op(B) as csr (as tiles for a kernel
+///                                              whose tag says result_copy::from_tiles)
 ///   sum(a, x, tx, b, y, ty, dest)              dest = a·op(X) + b·op(Y) (dense or vector dest)
 ///   sparse_sum(a, x, tx, b, y, ty)             a·op(X) + b·op(Y) as csr
 template <class Kernel>
@@ -47,25 +49,5 @@ struct vector_kernels {
   static_assert(sizeof(Space) == 0,
                 "spade: internal: no back end for this space here; include spade/spade.hpp");
 };
-
-template <class Kernel, class A, class B, class Dest, class T>
-void run_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb, T beta, Dest& dest) {
-  runner<Kernel>::product(alpha, a, ta, b, tb, beta, dest);
-}
-
-template <class Kernel, class A, class B, class T>
-auto run_sparse_product(Kernel, T alpha, const A& a, bool ta, const B& b, bool tb) {
-  return runner<Kernel>::sparse_product(alpha, a, ta, b, tb);
-}
-
-template <class Kernel, class X, class Y, class Dest, class T>
-void run_sum(Kernel, T a, const X& x, bool tx, T b, const Y& y, bool ty, Dest& dest) {
-  runner<Kernel>::sum(a, x, tx, b, y, ty, dest);
-}
-
-template <class Kernel, class X, class Y, class T>
-auto run_sparse_sum(Kernel, T a, const X& x, bool tx, T b, const Y& y, bool ty) {
-  return runner<Kernel>::sparse_sum(a, x, tx, b, y, ty);
-}
 
 }  // namespace spade::detail

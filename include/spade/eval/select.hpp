@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "spade/eval/operands.hpp"
+#include "spade/plan/copies.hpp"
 #include "spade/plan/facts.hpp"
 #include "spade/plan/rule_table.hpp"
 #include "spade/plan/steps/all.hpp"
@@ -16,8 +17,8 @@ namespace spade::detail {
 
 /// Calls run(candidate) for the first candidate that `Forced` allows (void: any) and whose
 /// step does not decline (the last candidate never does: it is the fallback); records the
-/// reasoning in *log when given. Returns false if none ran. The facts come from
-/// make_facts(), called at most once.
+/// reasoning in *log when given, with the copies the chosen kernel's run makes (plan/copies.hpp).
+/// Returns false if none ran. The facts come from make_facts(), called at most once.
 template <class Rule, class Forced, class... Cs, class MakeFacts, class Run>
 bool select_with_facts(plan::candidates<Cs...>, MakeFacts&& make_facts, Run&& run,
                        std::string* log = nullptr) {
@@ -49,6 +50,13 @@ bool select_with_facts(plan::candidates<Cs...>, MakeFacts&& make_facts, Run&& ru
       if (log)
         *log += std::string("  chosen: ") + K::name + " (" +
                 plan::step<K>::template why_chosen<Rule>(facts_now()) + ")\n";
+    }
+    if (log) {
+      const plan::product_facts& f = facts_now();
+      *log +=
+          plan::copies_text(plan::copies_for<K>(f.lhs_transposed, f.lhs.sparse(), f.rhs_transposed,
+                                                f.rhs.sparse(), f.destination_col_major),
+                            "  ");
     }
     done = true;
     run(candidate);

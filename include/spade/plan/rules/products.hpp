@@ -67,14 +67,18 @@ struct sparse_times_dense {
     std::string why = densify_reason(f);
     return why.empty() ? decision::accept() : decision::decline(std::move(why));
   }
+  /// The gcoo kernels read B row-major: a col-major B is converted (cached on B).
+  template <class A, class B>
+  using gcoo_steps_for =
+      concat_t<conversion_path_t<lhs, A, gcoo_of<A>>, conversion_path_t<rhs, B, dense_of<B>>>;
   template <class A, class B>
   using candidates = std::conditional_t<
       on_gpu<A>,
       plan::candidates<candidate<kernels::ellr_spmv, conversion_path_t<lhs, A, ellr_of<A>>>,
-                       candidate<kernels::gcoo_spmm, conversion_path_t<lhs, A, gcoo_of<A>>>,
+                       candidate<kernels::gcoo_spmm, gcoo_steps_for<A, B>>,
                        candidate<kernels::csr_rowwise, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::cusparse_spmm, conversion_path_t<lhs, A, csr_of<A>>>,
-                       candidate<kernels::gcoo_spmm_paper, conversion_path_t<lhs, A, gcoo_of<A>>>,
+                       candidate<kernels::gcoo_spmm_paper, gcoo_steps_for<A, B>>,
                        candidate<kernels::cublas_gemm, conversion_path_t<lhs, A, dense_of<A>>>>,
       plan::candidates<candidate<kernels::eigen_product, conversion_path_t<lhs, A, csr_of<A>>>>>;
 };
