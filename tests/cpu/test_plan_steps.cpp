@@ -105,6 +105,40 @@ TEST_CASE("gcoo_spmm's step: the sparse x dense thresholds, from facts alone") {
   CHECK(decide<kernels::gcoo_spmm>(narrow.facts).ok);
 }
 
+TEST_CASE("gcoo_spmm's step: in double at wide N, long rows go to cuSPARSE") {
+  const auto& t = spade::tuning();
+  const auto rows = static_cast<index_t>(t.gcoo_min_rows) * 2;
+  const auto wide = static_cast<index_t>(t.gcoo_wide_columns);
+  const auto long_rows = static_cast<index_t>(t.gcoo_fp64_wide_max_mean_row) + 7;
+  const auto short_rows = static_cast<index_t>(t.gcoo_fp64_wide_max_mean_row) - 4;
+  REQUIRE(short_rows > 0);
+
+  spmm_facts in_float(rows, long_rows, long_rows, wide);
+  CHECK(decide<kernels::gcoo_spmm>(in_float.facts).ok);
+
+  spmm_facts in_double(rows, long_rows, long_rows, wide);
+  in_double.facts.lhs.value_bytes = 8;
+  const decision no = decide<kernels::gcoo_spmm>(in_double.facts);
+  CHECK_FALSE(no.ok);
+  CHECK(contains(no.reason, "double with N = " + std::to_string(wide) + " >= gcoo_wide_columns " +
+                                std::to_string(wide)));
+  CHECK(contains(no.reason, "> gcoo_fp64_wide_max_mean_row"));
+  // cuSPARSE runs instead.
+  CHECK(decide<kernels::cusparse_spmm>(in_double.facts).ok);
+
+  spmm_facts narrower(rows, long_rows, long_rows, wide - 1);
+  narrower.facts.lhs.value_bytes = 8;
+  CHECK(decide<kernels::gcoo_spmm>(narrower.facts).ok);
+
+  spmm_facts shorter(rows, short_rows, short_rows, wide);
+  shorter.facts.lhs.value_bytes = 8;
+  CHECK(decide<kernels::gcoo_spmm>(shorter.facts).ok);
+
+  // A gcoo operand still runs gcoo_spmm.
+  in_double.facts.lhs.kind = spade::plan::format::gcoo;
+  CHECK(decide<kernels::gcoo_spmm>(in_double.facts).ok);
+}
+
 TEST_CASE("the densify rule declines every sparse kernel of a dense enough lhs") {
   const auto& t = spade::tuning();
   // 100 x 100 with every row full: density 1.

@@ -68,6 +68,7 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("gcoo_wide_max_mean_row", t.gcoo_wide_max_mean_row);
   visit("gcoo_widest_columns", t.gcoo_widest_columns);
   visit("gcoo_widest_min_rows", t.gcoo_widest_min_rows);
+  visit("gcoo_fp64_wide_max_mean_row", t.gcoo_fp64_wide_max_mean_row);
   visit("ellr_max_padding", t.ellr_max_padding);
   visit("ellr_max_row_spread", t.ellr_max_row_spread);
   visit("ellr_min_uses", t.ellr_min_uses);

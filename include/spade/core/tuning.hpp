@@ -49,6 +49,10 @@ struct thresholds {
   double gcoo_wide_max_mean_row = 7.5;
   long gcoo_widest_columns = 512;
   long gcoo_widest_min_rows = 5000;
+  /// In double, with B at least gcoo_wide_columns wide, gcoo_spmm declines an A (not in gcoo)
+  /// whose mean row length is above this: cuSPARSE SpMM then wins on the matrices measured
+  /// (stencil27 100³ 0.80×, banded 2²⁰ 0.93× at N = 128; docs/planner.md has the table).
+  double gcoo_fp64_wide_max_mean_row = 16.0;
   /// sparse × vector (and × dense of at most 8 columns) on the GPU: ellr_spmv runs instead of
   /// cuSPARSE when the planned ellr has at most ellr_max_padding of its slots as padding (the
   /// issue's 30 %) and the longest row is at most ellr_max_row_spread times the mean (a lane

@@ -283,6 +283,7 @@ plan::operand_facts operand_facts_of(const M& m) {
   plan::operand_facts f;
   f.kind = format_of<M>();
   f.on_gpu = std::is_same_v<typename M::space_type, gpu>;
+  f.value_bytes = static_cast<int>(sizeof(typename M::value_type));
   if constexpr (is_vector_v<M>) {
     f.rows = m.size();
     f.cols = 1;

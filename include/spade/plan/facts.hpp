@@ -24,6 +24,7 @@ struct operand_facts {
   index_t rows = 0;
   index_t cols = 0;
   std::int64_t nnz = 0;  ///< stored entries (rows × cols for dense operands)
+  int value_bytes = 4;   ///< sizeof the scalar: 4 (float) or 8 (double)
 
   bool sparse() const noexcept { return kind != format::dense && kind != format::vector; }
   double cells() const noexcept { return static_cast<double>(rows) * static_cast<double>(cols); }

@@ -54,6 +54,11 @@ struct step<kernels::gcoo_spmm> {
     } else if (few_rows && mean > t.gcoo_wide_max_mean_row) {
       why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and mean row length " << mean
           << " > gcoo_wide_max_mean_row " << t.gcoo_wide_max_mean_row;
+    } else if (f.lhs.value_bytes == 8 && n >= t.gcoo_wide_columns &&
+               mean > t.gcoo_fp64_wide_max_mean_row) {
+      why << "double with N = " << n << " >= gcoo_wide_columns " << t.gcoo_wide_columns
+          << " and mean row length " << mean << " > gcoo_fp64_wide_max_mean_row "
+          << t.gcoo_fp64_wide_max_mean_row;
     } else if (const index_t longest = f.lhs_longest_row(); longest < 0) {
       why << "row lengths unknown for this format (convert to csr to let gcoo_spmm compete)";
     } else if (longest > t.gcoo_max_row_spread * mean) {
