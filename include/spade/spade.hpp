@@ -25,4 +25,5 @@
 #include "spade/formats/vector.hpp"
 #include "spade/io/generators.hpp"
 #include "spade/io/matrix_market.hpp"
+#include "spade/io/print.hpp"
 #include "spade/plan/rule_table.hpp"

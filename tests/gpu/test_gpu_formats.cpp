@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -405,4 +406,67 @@ TEST_CASE("gpu dense -> csr rejects more than 2^31 - 1 nonzeros") {
   check_same(spade::to_cpu(spade::device::dense_to_csr(
                  spade::device::csr_to_dense<float, row_major>(spade::to_gpu(a)))),
              a);
+}
+
+// ---- constructors and printing of gpu objects ---------------------------------------------------
+
+namespace {
+
+template <class X>
+std::string printed(const X& x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+/// The text a gpu object prints is its host copy's, with "gpu" in the header.
+std::string as_gpu_text(std::string host_text) {
+  const auto at = host_text.find(", cpu>");
+  REQUIRE(at != std::string::npos);
+  return host_text.replace(at, 6, ", gpu>");
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("gpu zeros, ones, constant and identity hold the host's values", T, float,
+                   double) {
+  pool_guard guard;
+  using row_dense = spade::dense<T, gpu, row_major>;
+  using col_dense = spade::dense<T, gpu, col_major>;
+  CHECK(spade::to_cpu(row_dense::zeros(3, 5)).values() == std::vector<T>(15, T(0)));
+  CHECK(spade::to_cpu(col_dense::ones(4, 2)).values() == std::vector<T>(8, T(1)));
+  CHECK(spade::to_cpu(row_dense::constant(2, 3, T(2.5))).values() == std::vector<T>(6, T(2.5)));
+  const auto id = spade::to_cpu(col_dense::identity(33));
+  for (index_t i = 0; i < 33; ++i)
+    for (index_t j = 0; j < 33; ++j)
+      CHECK(id(i, j) == (i == j ? T(1) : T(0)));
+  CHECK(spade::to_cpu(spade::vector<T, gpu>::constant(1000003, T(-3))).values() ==
+        std::vector<T>(1000003, T(-3)));
+  CHECK(spade::to_cpu(spade::vector<T, gpu>::zeros(31)).values() == std::vector<T>(31, T(0)));
+  const auto sparse_id = spade::to_cpu(spade::csr<T, gpu>::identity(31));
+  CHECK(sparse_id.row_ptr() == spade::csr<T, cpu>::identity(31).row_ptr());
+  CHECK(sparse_id.col_idx() == spade::csr<T, cpu>::identity(31).col_idx());
+  CHECK(sparse_id.values() == std::vector<T>(31, T(1)));
+  // I·A on the device is A.
+  splitmix64 rng{fresh_seed()};
+  const auto a = random_csr<T>(31, 17, 0.2, rng);
+  const spade::csr<T, gpu> product = spade::csr<T, gpu>::identity(31) * spade::to_gpu(a);
+  check_same(spade::to_cpu(product), a);
+  CHECK(row_dense::zeros(0, 0).rows() == 0);
+}
+
+TEST_CASE_TEMPLATE("a gpu object prints as its host copy does", T, float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto h = random_csr<T>(40, 30, 0.05, rng);
+  const auto d = random_dense<T, col_major>(20, 14, 0.0, rng);
+  CHECK(printed(spade::to_gpu(h)) == as_gpu_text(printed(h)));
+  CHECK(printed(spade::to_gpu(d)) == as_gpu_text(printed(d)));
+  const auto x = spade::vector<T, cpu>::constant(5, T(0.25));
+  CHECK(printed(spade::to_gpu(x)) == as_gpu_text(printed(x)));
+  const auto g = spade::convert<spade::gcoo>(spade::to_gpu(h));
+  CHECK(printed(g) == as_gpu_text(printed(spade::convert<spade::gcoo>(h))));
+  // An expression over gpu operands prints its evaluated value.
+  const auto hg = spade::to_gpu(h);
+  CHECK(printed(hg + hg) == as_gpu_text(printed(h + h)));
 }

@@ -85,7 +85,7 @@ csr<T, cpu> dense_to_csr(const dense<T, cpu, Layout>& d) {
   std::size_t count = 0;
   for (index_t i = 0; i < d.rows(); ++i) {
     for (index_t j = 0; j < d.cols(); ++j) {
-      const T v = d(i, j);
+      const T v = d.values()[d.offset(i, j)];  // in range: no check
       if (v != T(0)) {
         col_idx.push_back(j);
         values.push_back(v);

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "spade/core/conversion_cache.hpp"
+#include "spade/core/error.hpp"
 #include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
@@ -63,6 +65,23 @@ class csr {
         row_ptr_(std::move(row_ptr)),
         col_idx_(std::move(col_idx)),
         values_(std::move(values)) {}
+
+  /// The n × n identity: n stored ones on the diagonal (a gpu one is made on the host and copied
+  /// once). Throws invalid_matrix on a negative size.
+  static csr identity(index_t n) {
+    if (n < 0) throw invalid_matrix("csr: negative size " + std::to_string(n));
+    const auto count = static_cast<std::size_t>(n);
+    std::vector<index_t> row_ptr(count + 1);
+    std::vector<index_t> col_idx(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      row_ptr[i] = static_cast<index_t>(i);
+      col_idx[i] = static_cast<index_t>(i);
+    }
+    row_ptr[count] = n;
+    return csr(unchecked, n, n, storage<index_t, Space>(std::move(row_ptr)),
+               storage<index_t, Space>(std::move(col_idx)),
+               storage<T, Space>(std::vector<T>(count, T(1))));
+  }
 
   index_t rows() const noexcept { return rows_; }
   index_t cols() const noexcept { return cols_; }

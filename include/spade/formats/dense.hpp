@@ -77,19 +77,60 @@ class dense {
   }
   const storage<T, Space>& values() const noexcept { return values_; }
 
-  /// Element access, cpu only.
-  T& operator()(index_t i, index_t j) requires std::is_same_v<Space, cpu> {
-    cache_.clear();
-    return values_[offset(i, j)];
+  /// rows × cols of zeros, of ones, of `value`; the n × n identity (in Layout order, in Space:
+  /// a gpu one is filled on the host and copied once). Throw invalid_matrix on a negative size.
+  static dense zeros(index_t rows, index_t cols) { return dense(rows, cols); }
+  static dense ones(index_t rows, index_t cols) { return constant(rows, cols, T(1)); }
+  static dense constant(index_t rows, index_t cols, T value) {
+    checked_extent(rows, "rows");
+    checked_extent(cols, "cols");
+    const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    return dense(unchecked, rows, cols, storage<T, Space>(std::vector<T>(count, value)));
   }
-  const T& operator()(index_t i, index_t j) const requires std::is_same_v<Space, cpu> {
-    return values_[offset(i, j)];
+  static dense identity(index_t n) {
+    checked_extent(n, "rows");
+    std::vector<T> values(static_cast<std::size_t>(n) * static_cast<std::size_t>(n), T(0));
+    for (index_t i = 0; i < n; ++i)
+      values[static_cast<std::size_t>(i) * static_cast<std::size_t>(n) + i] = T(1);
+    return dense(unchecked, n, n, storage<T, Space>(std::move(values)));
+  }
+
+  /// Element (i, j) of a cpu matrix, to read or write; dimension_mismatch when (i, j) lies
+  /// outside it. A gpu matrix has no element access (one static_assert names spade::to_cpu).
+  template <class S = Space>
+  T& operator()(index_t i, index_t j) {
+    static_assert(std::is_same_v<S, cpu>,
+                  "spade::dense: D(i, j) reads and writes elements of a cpu matrix only, so copy a "
+                  "gpu one to the host with spade::to_cpu first");
+    if constexpr (std::is_same_v<S, cpu>) {
+      cache_.clear();
+      return values_[checked_offset(i, j)];
+    } else {
+      return *values_.data();  // not reached: the static_assert has failed
+    }
+  }
+  template <class S = Space>
+  const T& operator()(index_t i, index_t j) const {
+    static_assert(std::is_same_v<S, cpu>,
+                  "spade::dense: D(i, j) reads and writes elements of a cpu matrix only, so copy a "
+                  "gpu one to the host with spade::to_cpu first");
+    if constexpr (std::is_same_v<S, cpu>)
+      return values_[checked_offset(i, j)];
+    else
+      return *values_.data();  // not reached: the static_assert has failed
   }
 
   /// Conversions and transposed copies the planner derived from this object.
   conversion_cache& cache() const noexcept { return cache_; }
 
  private:
+  std::size_t checked_offset(index_t i, index_t j) const {
+    if (i < 0 || i >= rows_ || j < 0 || j >= cols_)
+      throw dimension_mismatch("dense: element (" + std::to_string(i) + ", " + std::to_string(j) +
+                               ") is outside the " + std::to_string(rows_) + "x" +
+                               std::to_string(cols_) + " matrix");
+    return offset(i, j);
+  }
   static index_t checked_extent(index_t n, const char* what) {
     if (n < 0)
       throw invalid_matrix(std::string("dense: negative ") + what + " " + std::to_string(n));

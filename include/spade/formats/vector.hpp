@@ -59,25 +59,75 @@ class vector {
   }
   const storage<T, Space>& values() const noexcept { return values_; }
 
-  T& operator[](index_t i) requires std::is_same_v<Space, cpu> {
-    cache_.clear();
-    return values_[static_cast<std::size_t>(i)];
+  /// n zeros, n ones, n copies of `value` (a gpu vector is filled on the host and copied once).
+  /// Throw invalid_matrix on a negative size.
+  static vector zeros(index_t n) { return vector(n); }
+  static vector ones(index_t n) { return constant(n, T(1)); }
+  static vector constant(index_t n, T value) {
+    return vector(storage<T, Space>(std::vector<T>(static_cast<std::size_t>(checked(n)), value)));
   }
-  const T& operator[](index_t i) const requires std::is_same_v<Space, cpu> {
-    return values_[static_cast<std::size_t>(i)];
+
+  /// Element i of a cpu vector, to read or write; dimension_mismatch when i lies outside it. A
+  /// gpu vector has no element access (one static_assert names spade::to_cpu).
+  template <class S = Space>
+  T& operator[](index_t i) {
+    static_assert(
+        std::is_same_v<S, cpu>,
+        "spade::vector: x(i) and x[i] read and write elements of a cpu vector only, so copy a "
+        "gpu one to the host with spade::to_cpu first");
+    if constexpr (std::is_same_v<S, cpu>) {
+      cache_.clear();
+      return values_[checked_index(i)];
+    } else {
+      return *values_.data();  // not reached: the static_assert has failed
+    }
   }
-  T& operator()(index_t i) requires std::is_same_v<Space, cpu> {
-    cache_.clear();
-    return values_[static_cast<std::size_t>(i)];
+  template <class S = Space>
+  const T& operator[](index_t i) const {
+    static_assert(
+        std::is_same_v<S, cpu>,
+        "spade::vector: x(i) and x[i] read and write elements of a cpu vector only, so copy a "
+        "gpu one to the host with spade::to_cpu first");
+    if constexpr (std::is_same_v<S, cpu>)
+      return values_[checked_index(i)];
+    else
+      return *values_.data();  // not reached: the static_assert has failed
   }
-  const T& operator()(index_t i) const requires std::is_same_v<Space, cpu> {
-    return values_[static_cast<std::size_t>(i)];
+  template <class S = Space>
+  T& operator()(index_t i) {
+    static_assert(
+        std::is_same_v<S, cpu>,
+        "spade::vector: x(i) and x[i] read and write elements of a cpu vector only, so copy a "
+        "gpu one to the host with spade::to_cpu first");
+    if constexpr (std::is_same_v<S, cpu>) {
+      cache_.clear();
+      return values_[checked_index(i)];
+    } else {
+      return *values_.data();  // not reached: the static_assert has failed
+    }
+  }
+  template <class S = Space>
+  const T& operator()(index_t i) const {
+    static_assert(
+        std::is_same_v<S, cpu>,
+        "spade::vector: x(i) and x[i] read and write elements of a cpu vector only, so copy a "
+        "gpu one to the host with spade::to_cpu first");
+    if constexpr (std::is_same_v<S, cpu>)
+      return values_[checked_index(i)];
+    else
+      return *values_.data();  // not reached: the static_assert has failed
   }
 
   /// Conversions and transposed copies the planner derived from this object.
   conversion_cache& cache() const noexcept { return cache_; }
 
  private:
+  std::size_t checked_index(index_t i) const {
+    if (i < 0 || i >= n_)
+      throw dimension_mismatch("vector: element " + std::to_string(i) + " is outside the " +
+                               std::to_string(n_) + "-element vector");
+    return static_cast<std::size_t>(i);
+  }
   static index_t checked(index_t n) {
     if (n < 0) throw invalid_matrix("vector: negative size " + std::to_string(n));
     return n;
