@@ -1,5 +1,5 @@
 // A gpu matrix has no element access: reading one element would be a device round trip each.
-// expect: spade::dense: D(i, j) reads and writes elements of a cpu matrix only, so copy a gpu one to the host with spade::to_cpu first
+// expect: elements of a cpu matrix only, so copy a gpu one to the host with spade::to_cpu first
 #include <spade/spade.hpp>
 
 int main() {
