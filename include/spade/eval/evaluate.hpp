@@ -1,14 +1,18 @@
 // Evaluation of expressions: assignment, eval, eval<K>, fused α/β forms, aliasing, reference.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "spade/eval/cwise.hpp"
 #include "spade/eval/operands.hpp"
 #include "spade/eval/run_kernel.hpp"
 #include "spade/eval/run_steps.hpp"
 #include "spade/eval/select.hpp"
+#include "spade/expr/cwise_operators.hpp"
 #include "spade/expr/operators.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/plan/rule_table.hpp"
@@ -201,6 +205,10 @@ template <class Forced, class Dest, class E>
 void assign(Dest& dest, const E& e) {
   using R = expr::result_t<E>;
   if constexpr (check_assignable<Dest, E>()) {
+    if constexpr (fuses_cwise<sparse_matrix<R>, E>() && std::is_void_v<Forced>) {
+      assign_cwise(dest, e);  // one fused element-wise pass (or a values-only map)
+      return;
+    }
     if (try_fused<Forced>(dest, e)) return;
     if constexpr (std::is_same_v<Dest, R>) {
       if (!refers_to(e, data_of(dest))) {
@@ -271,6 +279,17 @@ auto host_tree(const E& e) {
   } else if constexpr (expr::is_sparse_view_v<E>) {
     auto inner = host_tree(e.inner);
     return expr::sparse_view<decltype(inner)>(std::move(inner));
+  } else if constexpr (expr::is_cwise_unary_v<E>) {
+    auto inner = host_tree(e.inner);
+    return expr::cwise_unary<typename E::op_type, decltype(inner)>(e.param, std::move(inner));
+  } else if constexpr (expr::is_cwise_binary_v<E>) {
+    auto l = host_tree(e.lhs);
+    auto r = host_tree(e.rhs);
+    return expr::cwise_binary<typename E::op_type, decltype(l), decltype(r)>(std::move(l),
+                                                                             std::move(r));
+  } else if constexpr (expr::is_cast_v<E>) {
+    auto inner = host_tree(e.inner);
+    return expr::cast_node<typename E::value_type, decltype(inner)>(std::move(inner));
   } else {
     auto inner = host_tree(e.inner);
     return expr::transposed<decltype(inner)>(std::move(inner));
@@ -286,35 +305,94 @@ auto reference(const E& e) {
   return eval(detail::host_tree(e));
 }
 
-/// xᵀ·y (evaluating expression operands first); synchronous.
+namespace detail {
+
+/// True when dot/norm keep their vendor path: vectors that are storage operands, scaled ones or
+/// nested plans (products), not element-wise trees.
+template <class X>
+constexpr bool vendor_reduction() {
+  return is_vector_v<expr::result_t<X>> && !fuses_cwise<false, X>();
+}
+
+}  // namespace detail
+
+/// The sum of e's elements — of a sparse operand's stored entries — in one pass (on the gpu one
+/// fused kernel over e's element-wise tree); synchronous and deterministic: the same bits on
+/// every run. 0 for an empty e.
+template <expr::operand E>
+auto sum(const E& e) {
+  return detail::reduce_cwise<false>(detail::reduction::sum, e, "spade::sum");
+}
+
+/// The mean of e's elements (a sparse operand: of its stored entries). Throws
+/// dimension_mismatch for an empty e.
+template <expr::operand E>
+auto mean(const E& e) {
+  std::int64_t count = 0;
+  const auto total = detail::reduce_cwise<false>(detail::reduction::sum, e, "spade::mean", &count);
+  if (count == 0) throw dimension_mismatch("spade::mean: the expression has no elements");
+  return total / static_cast<decltype(total)>(count);
+}
+
+/// The largest element (NaN if any element is NaN). Throws dimension_mismatch for an empty e.
+template <expr::operand E>
+auto max_coeff(const E& e) {
+  return detail::reduce_cwise<false>(detail::reduction::max, e, "spade::max_coeff");
+}
+
+/// The smallest element (NaN if any element is NaN). Throws dimension_mismatch for an empty e.
+template <expr::operand E>
+auto min_coeff(const E& e) {
+  return detail::reduce_cwise<false>(detail::reduction::min, e, "spade::min_coeff");
+}
+
+/// The sum of the squared elements, in one pass.
+template <expr::operand E>
+auto squared_norm(const E& e) {
+  return detail::reduce_cwise<true>(detail::reduction::sum, e, "spade::squared_norm");
+}
+
+/// xᵀ·y: for vectors (evaluating nested plans first) one cuBLAS DOT; for element-wise trees or
+/// dense matrices (the sum of the element-wise product) one fused pass. Synchronous.
 template <expr::operand X, expr::operand Y>
 auto dot(const X& x, const Y& y) {
   using RX = expr::result_t<X>;
   using RY = expr::result_t<Y>;
-  static_assert(is_vector_v<RX> && is_vector_v<RY>, "spade::dot: both operands must be vectors");
-  static_assert(std::is_same_v<RX, RY>,
-                "spade::dot: the vectors differ in scalar type or space; convert or move one");
-  using T = typename RX::value_type;
-  return detail::with_operand(x, [&](const auto& u, bool, T su) {
-    return detail::with_operand(y, [&](const auto& v, bool, T sv) {
-      if (u.size() != v.size())
-        throw dimension_mismatch("dot: sizes " + std::to_string(u.size()) + " and " +
-                                 std::to_string(v.size()) + " differ");
-      return su * sv * detail::vector_kernels<typename RX::space_type>::dot(u, v);
+  static_assert(std::is_same_v<typename RX::space_type, typename RY::space_type> &&
+                    std::is_same_v<typename RX::value_type, typename RY::value_type>,
+                "spade::dot: the operands differ in scalar type or space; convert or move one");
+  if constexpr (detail::vendor_reduction<X>() && detail::vendor_reduction<Y>()) {
+    using T = typename RX::value_type;
+    return detail::with_operand(x, [&](const auto& u, bool, T su) {
+      return detail::with_operand(y, [&](const auto& v, bool, T sv) {
+        if (u.size() != v.size())
+          throw dimension_mismatch("dot: sizes " + std::to_string(u.size()) + " and " +
+                                   std::to_string(v.size()) + " differ");
+        return su * sv * detail::vector_kernels<typename RX::space_type>::dot(u, v);
+      });
     });
-  });
+  } else {
+    if (expr::rows_of(x) != expr::rows_of(y) || expr::cols_of(x) != expr::cols_of(y))
+      throw dimension_mismatch("dot: shapes " +
+                               expr::shape_text(expr::rows_of(x), expr::cols_of(x)) + " and " +
+                               expr::shape_text(expr::rows_of(y), expr::cols_of(y)) + " differ");
+    return sum(cwise_product(x, y));
+  }
 }
 
-/// ‖x‖₂ (evaluating an expression operand first); synchronous.
+/// ‖e‖₂: for a vector (evaluating a nested plan first) cuBLAS NRM2, which scales against
+/// overflow; for an element-wise tree or a matrix (Frobenius) √(squared_norm(e)). Synchronous.
 template <expr::operand X>
 auto norm(const X& x) {
-  using RX = expr::result_t<X>;
-  static_assert(is_vector_v<RX>, "spade::norm: the operand must be a vector");
-  using T = typename RX::value_type;
-  return detail::with_operand(x, [&](const auto& u, bool, T s) {
-    const T magnitude = s < T(0) ? -s : s;
-    return magnitude * detail::vector_kernels<typename RX::space_type>::norm(u);
-  });
+  if constexpr (detail::vendor_reduction<X>()) {
+    using T = typename expr::result_t<X>::value_type;
+    return detail::with_operand(x, [&](const auto& u, bool, T s) {
+      const T magnitude = s < T(0) ? -s : s;
+      return magnitude * detail::vector_kernels<typename expr::result_t<X>::space_type>::norm(u);
+    });
+  } else {
+    return std::sqrt(squared_norm(x));
+  }
 }
 
 }  // namespace spade

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "spade/core/device_profile.hpp"
+#include "spade/eval/cwise.hpp"
 #include "spade/eval/evaluate.hpp"
 #include "spade/eval/preview.hpp"
 #include "spade/eval/select.hpp"
@@ -79,6 +80,27 @@ bool leaf_transposed(const X& x) {
     return false;
 }
 
+template <bool Preview, class E>
+std::string explain_node(const E& e, int indent, const device_profile* profile);
+
+/// The inputs of a fused pass that are nested plans (products, transposes): each is evaluated
+/// into a temporary first, by its own plan.
+template <bool Preview, bool Values, class X>
+void explain_fused_inputs(const X& x, int indent, const device_profile* profile,
+                          std::ostringstream& out) {
+  constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
+  if constexpr (!interior) {
+    if constexpr (!matrix_or_vector<X>)
+      out << std::string(static_cast<std::size_t>(indent), ' ') << "input evaluated first:\n"
+          << explain_node<Preview>(x, indent + 2, profile);
+  } else if constexpr (requires { x.lhs; }) {
+    explain_fused_inputs<Preview, Values>(x.lhs, indent, profile, out);
+    explain_fused_inputs<Preview, Values>(x.rhs, indent, profile, out);
+  } else {
+    explain_fused_inputs<Preview, Values>(x.inner, indent, profile, out);
+  }
+}
+
 /// The plan of node `e`; with Preview, of its gpu copy on the device `profile` describes.
 template <bool Preview, class E>
 std::string explain_node(const E& e, int indent, const device_profile* profile) {
@@ -96,6 +118,18 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
     out << pad << "sparse view -> " << describe_storage<Preview>(viewed_gcoo(e))
         << " (dense -> gcoo once, cached on the dense operand)\n"
         << explain_node<Preview>(e.inner, indent, profile);
+  } else if constexpr (fuses_cwise<sparse_matrix<expr::result_t<E>>, E>()) {
+    constexpr bool values = sparse_matrix<expr::result_t<E>>;
+    out << pad << "element-wise -> " << type_text<expr::result_t<E>>() << " " << expr::rows_of(e)
+        << "x" << expr::cols_of(e) << (values ? ", the stored values only (pattern kept)" : "")
+        << "\n"
+        << pad << "  kernel: ";
+    if constexpr (Preview)
+      out << "one fused kernel on the gpu (its CUDA source made from the expression's type, "
+             "compiled by NVRTC at first use and cached in memory and on disk)\n";
+    else
+      out << cwise_backend<typename E::space_type>::describe(e) << "\n";
+    explain_fused_inputs<Preview, values>(e, indent + 2, profile, out);
   } else {
     using node_type = std::conditional_t<Preview, on_gpu_t<E>, E>;
     using plan_type = plan_of<node_type>;

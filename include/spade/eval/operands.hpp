@@ -12,6 +12,7 @@
 
 #include "spade/core/conversion_cache.hpp"
 #include "spade/core/tuning.hpp"
+#include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
 #include "spade/formats/convert.hpp"
@@ -378,7 +379,8 @@ bool refers_to(const E& e, const void* target) {
   if constexpr (matrix_or_vector<E>) {
     return target && data_of(e) == target;
   } else if constexpr (expr::is_scaled_v<E> || expr::is_transposed_v<E> ||
-                       expr::is_sparse_view_v<E>) {
+                       expr::is_sparse_view_v<E> || expr::is_cwise_unary_v<E> ||
+                       expr::is_cast_v<E>) {
     return refers_to(e.inner, target);
   } else {
     return refers_to(e.lhs, target) || refers_to(e.rhs, target);

@@ -1,0 +1,284 @@
+// The cpu back end of element-wise trees: each tree becomes one Eigen array expression, which
+// Eigen evaluates in one pass (its own fusion), into the destination or a reduction.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "spade/eval/cwise.hpp"
+#include "spade/eval/run_kernel.hpp"
+#include "spade/expr/cwise.hpp"
+#include "spade/expr/result.hpp"
+
+namespace spade::detail {
+
+/// Eigen's form of each element-wise operation. The transcendental functions are std:: per
+/// element: Eigen 3.4.0's vectorised float sqrt(+inf) is NaN and exp(-inf) a denormal, and the
+/// cpu path is the reference. max and min propagate NaN, as the gpu kernels do.
+template <class Op>
+struct host_cwise;
+
+template <class Call>
+struct std_function {
+  template <class T>
+  T operator()(T v) const {
+    return Call::apply(v);
+  }
+};
+struct sqrt_call {
+  template <class T>
+  static T apply(T v) {
+    return std::sqrt(v);
+  }
+};
+struct exp_call {
+  template <class T>
+  static T apply(T v) {
+    return std::exp(v);
+  }
+};
+struct log_call {
+  template <class T>
+  static T apply(T v) {
+    return std::log(v);
+  }
+};
+struct sin_call {
+  template <class T>
+  static T apply(T v) {
+    return std::sin(v);
+  }
+};
+struct cos_call {
+  template <class T>
+  static T apply(T v) {
+    return std::cos(v);
+  }
+};
+struct tanh_call {
+  template <class T>
+  static T apply(T v) {
+    return std::tanh(v);
+  }
+};
+
+template <>
+struct host_cwise<expr::ops::abs_op> {
+  static auto apply(const auto& a, auto) { return a.abs(); }
+};
+template <>
+struct host_cwise<expr::ops::sqrt_op> {
+  static auto apply(const auto& a, auto) { return a.unaryExpr(std_function<sqrt_call>{}); }
+};
+template <>
+struct host_cwise<expr::ops::square_op> {
+  static auto apply(const auto& a, auto) { return a.square(); }
+};
+template <>
+struct host_cwise<expr::ops::exp_op> {
+  static auto apply(const auto& a, auto) { return a.unaryExpr(std_function<exp_call>{}); }
+};
+template <>
+struct host_cwise<expr::ops::log_op> {
+  static auto apply(const auto& a, auto) { return a.unaryExpr(std_function<log_call>{}); }
+};
+template <>
+struct host_cwise<expr::ops::sin_op> {
+  static auto apply(const auto& a, auto) { return a.unaryExpr(std_function<sin_call>{}); }
+};
+template <>
+struct host_cwise<expr::ops::cos_op> {
+  static auto apply(const auto& a, auto) { return a.unaryExpr(std_function<cos_call>{}); }
+};
+template <>
+struct host_cwise<expr::ops::tanh_op> {
+  static auto apply(const auto& a, auto) { return a.unaryExpr(std_function<tanh_call>{}); }
+};
+template <>
+struct host_cwise<expr::ops::inverse_op> {
+  static auto apply(const auto& a, auto) { return a.inverse(); }
+};
+template <>
+struct host_cwise<expr::ops::pow_op> {
+  static auto apply(const auto& a, auto p) {
+    return a.unaryExpr([p](decltype(p) v) { return std::pow(v, p); });
+  }
+};
+template <>
+struct host_cwise<expr::ops::add_scalar_op> {
+  static auto apply(const auto& a, auto p) { return a + p; }
+};
+template <>
+struct host_cwise<expr::ops::scalar_minus_op> {
+  static auto apply(const auto& a, auto p) { return p - a; }
+};
+template <>
+struct host_cwise<expr::ops::divide_by_scalar_op> {
+  static auto apply(const auto& a, auto p) { return a / p; }
+};
+// Eigen 3.4's coefficient-wise max/min have no NaN-propagating form (its reductions do), so
+// these are scalar functors: NaN when either operand is NaN, else std::max / std::min.
+template <class T>
+T nan_max(T a, T b) {
+  return (a != a || b != b) ? a + b : (a < b ? b : a);
+}
+template <class T>
+T nan_min(T a, T b) {
+  return (a != a || b != b) ? a + b : (b < a ? b : a);
+}
+
+template <>
+struct host_cwise<expr::ops::max_scalar_op> {
+  static auto apply(const auto& a, auto p) {
+    return a.unaryExpr([p](decltype(p) v) { return nan_max(v, p); });
+  }
+};
+template <>
+struct host_cwise<expr::ops::min_scalar_op> {
+  static auto apply(const auto& a, auto p) {
+    return a.unaryExpr([p](decltype(p) v) { return nan_min(v, p); });
+  }
+};
+template <>
+struct host_cwise<expr::ops::product_op> {
+  static auto apply(const auto& a, const auto& b) { return a * b; }
+};
+template <>
+struct host_cwise<expr::ops::quotient_op> {
+  static auto apply(const auto& a, const auto& b) { return a / b; }
+};
+template <>
+struct host_cwise<expr::ops::max_op> {
+  static auto apply(const auto& a, const auto& b) {
+    using T = typename std::remove_cvref_t<decltype(a)>::Scalar;
+    return a.binaryExpr(b, [](T u, T v) { return nan_max(u, v); });
+  }
+};
+template <>
+struct host_cwise<expr::ops::min_op> {
+  static auto apply(const auto& a, const auto& b) {
+    using T = typename std::remove_cvref_t<decltype(a)>::Scalar;
+    return a.binaryExpr(b, [](T u, T v) { return nan_min(u, v); });
+  }
+};
+
+/// An input's values as an Eigen array: a matrix in its own storage order, a vector (or the
+/// stored values of a sparse operand) as one column.
+template <class M>
+auto host_array_of(const M& m) {
+  using T = typename M::value_type;
+  if constexpr (is_dense_v<M>) {
+    constexpr int order =
+        std::is_same_v<typename M::layout_type, row_major> ? Eigen::RowMajor : Eigen::ColMajor;
+    return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, order>>(
+        m.data(), m.rows(), m.cols());
+  } else if constexpr (is_vector_v<M>) {
+    return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(m.data(), m.size());
+  } else {
+    return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(
+        m.values().data(), static_cast<Eigen::Index>(m.values().size()));
+  }
+}
+
+/// x as one Eigen array expression (nested plans evaluated into `temporaries` first; Eigen
+/// holds the maps and nested expressions by value). Values: the chain over a sparse base, whose
+/// stored values `values` stands for.
+template <bool Values, class X, class V = void>
+auto host_expression(const X& x, fused_temporaries& temporaries, const V* values = nullptr) {
+  constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
+  if constexpr (!interior) {
+    if constexpr (Values)
+      return Eigen::Map<const Eigen::Array<typename V::value_type, Eigen::Dynamic, 1>>(
+          values->data(), static_cast<Eigen::Index>(values->size()));
+    else
+      return host_array_of(fused_input(x, temporaries));
+  } else if constexpr (expr::is_scaled_v<X>) {
+    return host_expression<Values>(x.inner, temporaries, values) * x.factor;
+  } else if constexpr (expr::is_sum_v<X>) {
+    auto l = host_expression<Values>(x.lhs, temporaries, values);
+    auto r = host_expression<Values>(x.rhs, temporaries, values);
+    return l + r;
+  } else if constexpr (expr::is_cwise_unary_v<X>) {
+    return host_cwise<typename X::op_type>::apply(
+        host_expression<Values>(x.inner, temporaries, values), x.param);
+  } else if constexpr (expr::is_cwise_binary_v<X>) {
+    auto l = host_expression<Values>(x.lhs, temporaries, values);
+    auto r = host_expression<Values>(x.rhs, temporaries, values);
+    return host_cwise<typename X::op_type>::apply(l, r);
+  } else {
+    return host_expression<Values>(x.inner, temporaries, values)
+        .template cast<typename X::value_type>();
+  }
+}
+
+/// The destination's values as a writable Eigen array of its shape and order.
+template <class Dest>
+auto host_destination(Dest& dest) {
+  using T = typename Dest::value_type;
+  if constexpr (is_dense_v<Dest>) {
+    constexpr int order =
+        std::is_same_v<typename Dest::layout_type, row_major> ? Eigen::RowMajor : Eigen::ColMajor;
+    return Eigen::Map<Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, order>>(
+        dest.data(), dest.rows(), dest.cols());
+  } else {
+    return Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(dest.data(), dest.size());
+  }
+}
+
+template <bool Square, class A>
+auto host_reduce(reduction kind, const A& a) {
+  if constexpr (Square) {
+    return a.square().sum();
+  } else {
+    switch (kind) {
+      case reduction::max:
+        return a.template maxCoeff<Eigen::PropagateNaN>();
+      case reduction::min:
+        return a.template minCoeff<Eigen::PropagateNaN>();
+      default:
+        return a.sum();
+    }
+  }
+}
+
+template <>
+struct cwise_backend<cpu> {
+  template <class E>
+  static std::string describe(const E&) {
+    return "one Eigen array expression, evaluated in one pass";
+  }
+
+  template <class Dest, class E>
+  static void assign(Dest& dest, const E& e) {
+    fused_temporaries temporaries;
+    const auto values = host_expression<false>(e, temporaries);
+    shape_destination(dest, expr::rows_of(e), expr::cols_of(e));
+    host_destination(dest) = values;
+  }
+
+  template <class Storage, class E>
+  static void map_values(Storage& values, const E& e) {
+    fused_temporaries temporaries;
+    Eigen::Map<Eigen::Array<typename Storage::value_type, Eigen::Dynamic, 1>>(
+        values.data(), static_cast<Eigen::Index>(values.size())) =
+        host_expression<true>(e, temporaries, &values);
+  }
+
+  template <bool Square, class E>
+  static typename E::value_type reduce(reduction kind, const E& e) {
+    fused_temporaries temporaries;
+    return host_reduce<Square>(kind, host_expression<false>(e, temporaries));
+  }
+
+  template <bool Square, class Storage, class E>
+  static typename E::value_type reduce_values(reduction kind, const Storage& values, const E& e) {
+    fused_temporaries temporaries;
+    return host_reduce<Square>(kind, host_expression<true>(e, temporaries, &values));
+  }
+};
+
+}  // namespace spade::detail

@@ -1,0 +1,381 @@
+// The gpu back end of element-wise trees: CUDA source made from the expression's type, run as
+// one kernel (compiled by NVRTC in lib/jit, cached in memory and on disk).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "spade/core/context.hpp"
+#include "spade/core/device_buffer.hpp"
+#include "spade/device/jit.hpp"
+#include "spade/eval/cwise.hpp"
+#include "spade/eval/run_kernel.hpp"
+#include "spade/expr/cwise.hpp"
+#include "spade/expr/result.hpp"
+
+namespace spade::detail {
+
+template <class T>
+constexpr const char* cuda_type_name() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
+
+/// True for a row-major dense matrix and for everything read in one order (vectors, values).
+template <class M>
+constexpr bool row_major_result() {
+  if constexpr (is_dense_v<M>)
+    return std::is_same_v<typename M::layout_type, row_major>;
+  else
+    return true;
+}
+
+/// The parts of a fused kernel's source that its expression type decides.
+struct fused_signature {
+  std::vector<std::string> parameters;  // after the fixed ones: inputs, their strides, scalars
+  std::vector<std::string> scalar_parameters;
+  int inputs = 0;
+  int scalars = 0;
+  bool needs_position = false;  // an input is read in the other layout: (o, k) from i
+  std::string body;
+
+  std::string input(const char* type, bool swapped) {
+    const std::string k = std::to_string(inputs++);
+    parameters.push_back("const " + std::string(type) + "* x" + k + ", long long ld" + k);
+    if (!swapped) return "x" + k + "[i]";
+    needs_position = true;
+    return "x" + k + "[k * ld" + k + " + o]";
+  }
+  std::string scalar(const char* type) {
+    const std::string k = std::to_string(scalars++);
+    scalar_parameters.push_back(std::string(type) + " s" + k);
+    return "s" + k;
+  }
+};
+
+/// The text of x's value at element i of the output (RowMajor: the output's order), adding
+/// x's inputs and scalars to `s` in the order fused_arguments collects them: children first,
+/// then the node's own scalar. Values: the chain over a sparse base's stored values.
+template <bool Values, bool RowMajor, class X>
+std::string fused_text(fused_signature& s) {
+  using T = typename X::value_type;
+  constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
+  if constexpr (!interior) {
+    using M = expr::result_t<X>;
+    constexpr bool swapped = !Values && row_major_result<M>() != RowMajor;
+    return s.input(cuda_type_name<typename M::value_type>(), swapped);
+  } else if constexpr (expr::is_scaled_v<X>) {
+    const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
+    return "(" + s.scalar(cuda_type_name<T>()) + " * " + inner + ")";
+  } else if constexpr (expr::is_sum_v<X>) {
+    const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
+    const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
+    return "(" + l + " + " + r + ")";
+  } else if constexpr (expr::is_cwise_unary_v<X>) {
+    const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
+    return X::op_type::cuda(inner, s.scalar(cuda_type_name<T>()));
+  } else if constexpr (expr::is_cwise_binary_v<X>) {
+    const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
+    const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
+    return X::op_type::cuda(l, r);
+  } else {
+    const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
+    return "((" + std::string(cuda_type_name<T>()) + ")(" + inner + "))";
+  }
+}
+
+inline const char* fused_prelude() {
+  return "template <class T> __device__ __forceinline__ T spade_square(T a) { return a * a; }\n"
+         "template <class T> __device__ __forceinline__ T spade_inverse(T a) { return T(1) / a; "
+         "}\n"
+         "template <class T> __device__ __forceinline__ T spade_max(T a, T b) {\n"
+         "  return (a != a || b != b) ? a + b : (a < b ? b : a);\n}\n"
+         "template <class T> __device__ __forceinline__ T spade_min(T a, T b) {\n"
+         "  return (a != a || b != b) ? a + b : (b < a ? b : a);\n}\n";
+}
+
+inline std::string fused_parameter_list(const fused_signature& s) {
+  std::string list;
+  for (const auto& p : s.parameters)
+    list += ", " + p;
+  for (const auto& p : s.scalar_parameters)
+    list += ", " + p;
+  return list;
+}
+
+inline std::string fused_position(const fused_signature& s) {
+  return s.needs_position ? "    const long long o = i / inner, k = i - o * inner;\n" : "";
+}
+
+/// The kernel `spade_fused_map`: out[i] = body over n elements (grid-stride).
+template <class Out>
+std::string fused_map_source(const fused_signature& s) {
+  const std::string out = cuda_type_name<Out>();
+  return std::string("// spade: fused element-wise map\n") + fused_prelude() +
+         "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_map(long long n, long "
+         "long inner, " +
+         out + "* out" + fused_parameter_list(s) +
+         ") {\n"
+         "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+         "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += "
+         "stride) {\n" +
+         fused_position(s) + "    out[i] = (" + out + ")(" + s.body + ");\n  }\n}\n";
+}
+
+/// The kernel `spade_fused_reduce`: one value from n elements, deterministic (each thread a
+/// fixed stride, each block a fixed tree, the last block to finish combines the blocks' partial
+/// results in block order).
+template <class T>
+std::string fused_reduce_source(const fused_signature& s, reduction kind, bool square) {
+  const std::string t = cuda_type_name<T>();
+  const std::string inf = "((" + t + ")__longlong_as_double(0x7ff0000000000000LL))";
+  const std::string identity = kind == reduction::sum   ? "(" + t + ")0"
+                               : kind == reduction::max ? "-" + inf
+                                                        : inf;
+  const auto combine = [&](const std::string& a, const std::string& b) {
+    return kind == reduction::sum   ? "(" + a + " + " + b + ")"
+           : kind == reduction::max ? "spade_max(" + a + ", " + b + ")"
+                                    : "spade_min(" + a + ", " + b + ")";
+  };
+  const std::string value = "(" + t + ")(" + s.body + ")";
+  const std::string tree =
+      "  tile[threadIdx.x] = acc;\n  __syncthreads();\n"
+      "  for (int half = 128; half > 0; half >>= 1) {\n"
+      "    if (threadIdx.x < half) tile[threadIdx.x] = " +
+      combine("tile[threadIdx.x]", "tile[threadIdx.x + half]") + ";\n    __syncthreads();\n  }\n";
+  return std::string("// spade: fused element-wise reduction\n") + fused_prelude() +
+         "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_reduce(long long n, "
+         "long long inner, " +
+         t + "* partials, unsigned int* done, " + t + "* result" + fused_parameter_list(s) +
+         ") {\n  __shared__ " + t + " tile[256];\n  __shared__ bool last;\n  " + t +
+         " acc = " + identity +
+         ";\n"
+         "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+         "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += "
+         "stride) {\n" +
+         fused_position(s) + "    const " + t + " v = " + value +
+         ";\n    acc = " + combine("acc", square ? "v * v" : "v") + ";\n  }\n" + tree +
+         "  if (threadIdx.x == 0) {\n    partials[blockIdx.x] = tile[0];\n    __threadfence();\n"
+         "    last = atomicAdd(done, 1u) == gridDim.x - 1;\n  }\n  __syncthreads();\n"
+         "  if (!last) return;\n  __threadfence();\n  acc = " +
+         identity +
+         ";\n  for (unsigned int b = threadIdx.x; b < gridDim.x; b += 256)\n"
+         "    acc = " +
+         combine("acc", "((volatile " + t + "*)partials)[b]") + ";\n" + tree +
+         "  if (threadIdx.x == 0) {\n    *result = tile[0];\n    *done = 0u;\n  }\n}\n";
+}
+
+/// The kernel arguments of one launch, in the order of fused_signature.
+class fused_arguments {
+ public:
+  void input(const void* data, std::int64_t leading) {
+    inputs_.push_back({data, static_cast<long long>(leading)});
+  }
+  template <class T>
+  void scalar(T value) {
+    scalar_slot slot{};
+    if constexpr (std::is_same_v<T, float>)
+      slot.f = value;
+    else
+      slot.d = value;
+    scalars_.push_back(slot);
+    scalar_is_float_.push_back(std::is_same_v<T, float>);
+  }
+  /// Pointers to every argument after `fixed` (which point to the fixed leading ones).
+  std::vector<void*> pointers(std::vector<void*> fixed) {
+    for (auto& in : inputs_) {
+      fixed.push_back(&in.data);
+      fixed.push_back(&in.leading);
+    }
+    for (std::size_t k = 0; k < scalars_.size(); ++k)
+      fixed.push_back(scalar_is_float_[k] ? static_cast<void*>(&scalars_[k].f)
+                                          : static_cast<void*>(&scalars_[k].d));
+    return fixed;
+  }
+  context* owner = nullptr;  // the context of the first gpu input
+
+ private:
+  struct input_slot {
+    const void* data;
+    long long leading;
+  };
+  union scalar_slot {
+    float f;
+    double d;
+  };
+  std::vector<input_slot> inputs_;
+  std::vector<scalar_slot> scalars_;
+  std::vector<bool> scalar_is_float_;
+};
+
+/// Collects x's inputs (evaluating nested plans into `temporaries`) and scalars in
+/// fused_text's order; `values` replaces the sparse base's stored values (the Values chain).
+template <bool Values, class X>
+void collect_fused(const X& x, fused_arguments& args, fused_temporaries& temporaries,
+                   const void* values = nullptr) {
+  constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
+  if constexpr (!interior) {
+    if constexpr (Values) {
+      args.input(values, 0);
+    } else {
+      const auto& m = fused_input(x, temporaries);
+      std::int64_t leading = 0;
+      if constexpr (is_dense_v<expr::bare_t<decltype(m)>>) leading = m.leading_dimension();
+      if (!args.owner) args.owner = m.values().owner();
+      args.input(m.values().data(), leading);
+    }
+  } else if constexpr (expr::is_scaled_v<X>) {
+    collect_fused<Values>(x.inner, args, temporaries, values);
+    args.scalar(x.factor);
+  } else if constexpr (expr::is_sum_v<X> || expr::is_cwise_binary_v<X>) {
+    collect_fused<Values>(x.lhs, args, temporaries, values);
+    collect_fused<Values>(x.rhs, args, temporaries, values);
+  } else if constexpr (expr::is_cwise_unary_v<X>) {
+    collect_fused<Values>(x.inner, args, temporaries, values);
+    args.scalar(x.param);
+  } else {
+    collect_fused<Values>(x.inner, args, temporaries, values);
+  }
+}
+
+/// The signature (with its body) of E's fused pass, made once per type.
+template <bool Values, bool RowMajor, class E>
+const fused_signature& fused_signature_of() {
+  static const fused_signature s = [] {
+    fused_signature made;
+    made.body = fused_text<Values, RowMajor, E>(made);
+    return made;
+  }();
+  return s;
+}
+
+inline unsigned fused_map_blocks(std::int64_t n, const context& ctx) {
+  const std::int64_t wanted = (n + 255) / 256;
+  const std::int64_t cap = std::int64_t{ctx.properties().sm_count} * 16;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, cap > 0 ? cap : 1024)));
+}
+
+/// Blocks of a reduction: a function of n only, so the result's bits do not depend on the
+/// device or on anything but the input.
+inline unsigned fused_reduce_blocks(std::int64_t n) {
+  return static_cast<unsigned>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>((n + 255) / 256, 1024)));
+}
+
+/// How the last fused pass of this thread ran, for explain and the tests.
+inline device::jit_origin& last_fused_origin() {
+  thread_local device::jit_origin origin = device::jit_origin::compiled;
+  return origin;
+}
+
+template <bool Values, bool RowMajor, class E, class Out>
+void launch_fused_map(const E& e, Out* out, std::int64_t n, std::int64_t inner,
+                      fused_arguments& args) {
+  if (n == 0) return;
+  using out_type = std::remove_const_t<Out>;
+  static const std::string source =
+      fused_map_source<out_type>(fused_signature_of<Values, RowMajor, E>());
+  context& ctx = args.owner ? *args.owner : default_context();
+  long long count = n, inner_count = inner;
+  void* out_pointer = out;
+  auto pointers = args.pointers({&count, &inner_count, &out_pointer});
+  last_fused_origin() = device::jit_launch(ctx, source, "spade_fused_map", fused_map_blocks(n, ctx),
+                                           256, pointers.data());
+  (void)e;
+}
+
+template <bool Values, bool RowMajor, bool Square, class T, class E>
+T launch_fused_reduce(reduction kind, std::int64_t n, std::int64_t inner, fused_arguments& args) {
+  if (n == 0) return T(0);
+  static const std::string sources[3] = {
+      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::sum, Square),
+      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::max, Square),
+      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::min, Square)};
+  context& ctx = args.owner ? *args.owner : default_context();
+  const unsigned blocks = fused_reduce_blocks(n);
+  // partials, the result, then the counter the last block resets (zeroed once here).
+  device_buffer<T> scratch(static_cast<std::size_t>(blocks) + 2, ctx);
+  ctx.fill_zero(scratch.data() + blocks + 1, sizeof(T));
+  long long count = n, inner_count = inner;
+  void* partials = scratch.data();
+  void* done = scratch.data() + blocks + 1;
+  void* result = scratch.data() + blocks;
+  auto pointers = args.pointers({&count, &inner_count, &partials, &done, &result});
+  last_fused_origin() = device::jit_launch(ctx, sources[static_cast<int>(kind)],
+                                           "spade_fused_reduce", blocks, 256, pointers.data());
+  T value{};
+  ctx.copy_to_host(&value, scratch.data() + blocks, sizeof(T));
+  return value;
+}
+
+template <>
+struct cwise_backend<gpu> {
+  /// For explain: the kernel, its cache key, where it would come from now, and its body.
+  template <class E>
+  static std::string describe(const E&) {
+    using R = expr::result_t<E>;
+    constexpr bool values = sparse_matrix<R>;
+    const auto& sig = fused_signature_of<values, row_major_result<R>(), E>();
+    const std::string source = fused_map_source<typename E::value_type>(sig);
+    std::string where = "compiled by NVRTC at first use";
+    if (device_available()) {
+      const auto& p = default_context().properties();
+      const int arch = p.compute_major * 10 + p.compute_minor;
+      const auto origin = device::jit_lookup(source, arch);
+      where = device::jit_key(source, arch) + ", " +
+              (origin == device::jit_origin::memory ? std::string("loaded in this process")
+               : origin == device::jit_origin::disk ? "in the disk cache"
+                                                    : "compiled by NVRTC at first use");
+    }
+    return "one fused kernel spade_fused_map (" + where + "): out[i] = " + sig.body;
+  }
+
+  template <class Dest, class E>
+  static void assign(Dest& dest, const E& e) {
+    constexpr bool row = row_major_result<Dest>();
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<false>(e, args, temporaries);
+    shape_destination(dest, expr::rows_of(e), expr::cols_of(e));
+    if (!args.owner) args.owner = dest.values().owner();
+    const std::int64_t inner = row ? expr::cols_of(e) : expr::rows_of(e);
+    launch_fused_map<false, row>(e, dest.values().data(),
+                                 std::int64_t{expr::rows_of(e)} * expr::cols_of(e), inner, args);
+  }
+
+  template <class Storage, class E>
+  static void map_values(Storage& values, const E& e) {
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<true>(e, args, temporaries, values.data());
+    args.owner = values.owner();
+    launch_fused_map<true, true>(e, values.data(), static_cast<std::int64_t>(values.size()), 1,
+                                 args);
+  }
+
+  template <bool Square, class E>
+  static typename E::value_type reduce(reduction kind, const E& e) {
+    using T = typename E::value_type;
+    constexpr bool row = row_major_result<expr::result_t<E>>();
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<false>(e, args, temporaries);
+    const std::int64_t inner = row ? expr::cols_of(e) : expr::rows_of(e);
+    return launch_fused_reduce<false, row, Square, T, E>(
+        kind, std::int64_t{expr::rows_of(e)} * expr::cols_of(e), inner, args);
+  }
+
+  template <bool Square, class Storage, class E>
+  static typename E::value_type reduce_values(reduction kind, const Storage& values, const E& e) {
+    using T = typename E::value_type;
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<true>(e, args, temporaries, values.data());
+    args.owner = values.owner();
+    return launch_fused_reduce<true, true, Square, T, E>(
+        kind, static_cast<std::int64_t>(values.size()), 1, args);
+  }
+};
+
+}  // namespace spade::detail

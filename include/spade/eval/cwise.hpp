@@ -1,0 +1,179 @@
+// Evaluation of element-wise trees: which nodes one fused pass takes, which run first, and the
+// back-end hook (cpu: Eigen arrays; gpu: one NVRTC-compiled kernel) that evaluates the rest.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spade/core/error.hpp"
+#include "spade/eval/run_kernel.hpp"
+#include "spade/expr/cwise.hpp"
+#include "spade/expr/nodes.hpp"
+#include "spade/expr/result.hpp"
+#include "spade/formats/convert.hpp"
+
+namespace spade {
+
+template <class E>
+expr::result_t<E> eval(const E& e);
+
+namespace detail {
+
+/// Element-wise evaluation of one space: cpu/cwise.hpp and device/cwise.hpp specialise it with
+/// `assign(dest, e)` (a dense or vector destination, shaped after the inputs are evaluated),
+/// `map_values(values, e)` (the stored values of a sparse result, which are also the chain's
+/// input), `reduce<Square>(kind, e)` and `reduce_values<Square>(kind, values, e)` (Square: of the
+/// squared values). Named through the space type, so it is found after <spade/spade.hpp> declared
+/// both.
+template <class Space>
+struct cwise_backend {
+  static_assert(sizeof(Space) == 0,
+                "spade: no back end evaluates element-wise expressions in this space; include "
+                "<spade/spade.hpp>");
+};
+
+/// The reductions a fused pass ends in.
+enum class reduction { sum, max, min };
+
+/// Nodes one fused pass evaluates itself on dense and vector operands: the element-wise ones,
+/// sums and scalings. Anything else under them (a product, a transpose, a sparse view) is a
+/// fused input, evaluated first into a temporary by its own plan.
+template <class X>
+inline constexpr bool fused_interior_v =
+    expr::is_cwise_node_v<X> || expr::is_sum_v<X> || expr::is_scaled_v<X>;
+
+/// True when a fused pass over X evaluates an element-wise node itself (one reachable from the
+/// top through sums and scalings), so that assignment takes the fused path rather than the
+/// product and sum plans. For a sparse X, through scalings and unary operations only.
+template <bool Values, class X>
+constexpr bool fuses_cwise() {
+  if constexpr (expr::is_cwise_node_v<X>) {
+    return !Values || expr::is_cwise_unary_v<X>;
+  } else if constexpr (expr::is_scaled_v<X>) {
+    return fuses_cwise<Values, expr::bare_t<decltype(X::inner)>>();
+  } else if constexpr (expr::is_sum_v<X> && !Values) {
+    return fuses_cwise<Values, expr::bare_t<decltype(X::lhs)>>() ||
+           fuses_cwise<Values, expr::bare_t<decltype(X::rhs)>>();
+  } else {
+    return false;
+  }
+}
+
+/// On a sparse result, a fused pass maps the stored values through a chain of unary
+/// operations and scalings over one sparse base, which is evaluated first when it is not a
+/// storage operand.
+template <class X>
+inline constexpr bool values_interior_v = expr::is_cwise_unary_v<X> || expr::is_scaled_v<X>;
+
+/// The temporaries a fused pass reads (products and other nested plans, evaluated first). Kept
+/// alive until the pass has been launched and its inputs are no longer needed.
+class fused_temporaries {
+ public:
+  template <class M>
+  const M& hold(M&& m) {
+    auto owned = std::make_shared<std::remove_cvref_t<M>>(std::forward<M>(m));
+    const auto& ref = *owned;
+    held_.push_back(std::move(owned));
+    return ref;
+  }
+
+ private:
+  std::vector<std::shared_ptr<const void>> held_;
+};
+
+/// `x` itself when it is a storage operand; otherwise its evaluation, held by `temporaries`.
+template <class X>
+const auto& fused_input(const X& x, fused_temporaries& temporaries) {
+  if constexpr (matrix_or_vector<X>)
+    return x;
+  else
+    return temporaries.hold(spade::eval(x));
+}
+
+/// The sparse base under a values-only chain (scalings and zero-keeping unary operations).
+template <class X>
+const auto& values_base(const X& x, fused_temporaries& temporaries) {
+  if constexpr (values_interior_v<X>)
+    return values_base(x.inner, temporaries);
+  else
+    return fused_input(x, temporaries);
+}
+
+/// Throws spade::error when a scalar parameter makes a zero-keeping operation fill the zeros of
+/// a sparse operand (pow with p ≤ 0, cwise_max with p > 0, cwise_min with p < 0).
+template <class X>
+void check_keeps_zero(const X& x) {
+  if constexpr (expr::is_cwise_unary_v<X>) {
+    using op = typename X::op_type;
+    using T = typename X::value_type;
+    const bool fills = (std::is_same_v<op, expr::ops::pow_op> && !(x.param > T(0))) ||
+                       (std::is_same_v<op, expr::ops::max_scalar_op> && !(x.param <= T(0))) ||
+                       (std::is_same_v<op, expr::ops::min_scalar_op> && !(x.param >= T(0)));
+    if (fills)
+      throw error(std::string("spade::") + op::name + " with the scalar " +
+                  std::to_string(x.param) +
+                  " maps 0 to a nonzero, so on a sparse operand it would fill every unstored "
+                  "entry; convert the operand to spade::dense first");
+    check_keeps_zero(x.inner);
+  } else if constexpr (expr::is_scaled_v<X>) {
+    check_keeps_zero(x.inner);
+  }
+}
+
+/// dest = e for a tree with element-wise nodes: one fused pass over its inputs (dense or
+/// vector destination), or a values-only map of a sparse result that keeps its pattern.
+template <class Dest, class E>
+void assign_cwise(Dest& dest, const E& e) {
+  using backend = cwise_backend<typename Dest::space_type>;
+  if constexpr (sparse_matrix<Dest>) {
+    using R = expr::result_t<E>;
+    check_keeps_zero(e);
+    fused_temporaries temporaries;
+    const auto& base = values_base(e, temporaries);
+    R result = base;  // the pattern, and the values the pass overwrites in place
+    backend::map_values(result.values(), e);
+    if constexpr (std::is_same_v<Dest, R>)
+      dest = std::move(result);
+    else
+      dest = convert<Dest>(result);
+  } else {
+    // Element-wise passes read each input at the element they write, so a destination that is
+    // also an input (x = x + y, x = cwise_product(x, x)) needs no temporary. The back end
+    // evaluates nested plans (x = exp(A*x)) before it shapes the destination.
+    backend::assign(dest, e);
+  }
+}
+
+/// Reduces an element-wise expression (or a storage operand) to one value in one pass; with
+/// Square, the sum of the squared values.
+/// `count` (if given) receives the number of values reduced (a sparse operand's stored entries).
+template <bool Square, class E>
+typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what,
+                                    std::int64_t* count = nullptr) {
+  using R = expr::result_t<E>;
+  using backend = cwise_backend<typename E::space_type>;
+  if constexpr (sparse_matrix<R>) {
+    check_keeps_zero(e);
+    fused_temporaries temporaries;
+    const auto& base = values_base(e, temporaries);
+    if (count) *count = static_cast<std::int64_t>(base.values().size());
+    if (kind != reduction::sum && base.values().size() == 0)
+      throw dimension_mismatch(std::string(what) + ": the sparse operand stores no entries");
+    return backend::template reduce_values<Square>(kind, base.values(), e);
+  } else {
+    const std::int64_t n = std::int64_t{expr::rows_of(e)} * expr::cols_of(e);
+    if (count) *count = n;
+    if (kind != reduction::sum && n == 0)
+      throw dimension_mismatch(std::string(what) + ": the expression has no elements");
+    return backend::template reduce<Square>(kind, e);
+  }
+}
+
+}  // namespace detail
+
+}  // namespace spade

@@ -1,0 +1,268 @@
+// The element-wise nodes (unary functions, binary cwise operations, casts) and their operations.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spade/core/error.hpp"
+#include "spade/core/scalar.hpp"
+#include "spade/expr/nodes.hpp"
+#include "spade/expr/operand.hpp"
+#include "spade/expr/result.hpp"
+#include "spade/formats/traits.hpp"
+
+namespace spade::expr {
+
+/// The element-wise operations. Each names its user-facing function (for messages and
+/// explain), says whether f(0) = 0 (so it may map the stored entries of a sparse operand), and
+/// spells itself in CUDA C++ over the texts of its operands and of its scalar parameter `p`
+/// (the fused kernel's source is made from these texts; the cpu back end has its own Eigen form
+/// of each in cpu/cwise.hpp). spade_max/spade_min are the fused kernel's NaN-propagating max and
+/// min (Eigen's PropagateNaN).
+namespace ops {
+
+struct abs_op {
+  static constexpr const char* name = "abs";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string&) { return "fabs(" + a + ")"; }
+};
+struct sqrt_op {
+  static constexpr const char* name = "sqrt";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string&) { return "sqrt(" + a + ")"; }
+};
+struct square_op {
+  static constexpr const char* name = "square";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string&) {
+    return "spade_square(" + a + ")";
+  }
+};
+struct exp_op {
+  static constexpr const char* name = "exp";
+  static constexpr bool keeps_zero = false;
+  static std::string cuda(const std::string& a, const std::string&) { return "exp(" + a + ")"; }
+};
+struct log_op {
+  static constexpr const char* name = "log";
+  static constexpr bool keeps_zero = false;
+  static std::string cuda(const std::string& a, const std::string&) { return "log(" + a + ")"; }
+};
+struct sin_op {
+  static constexpr const char* name = "sin";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string&) { return "sin(" + a + ")"; }
+};
+struct cos_op {
+  static constexpr const char* name = "cos";
+  static constexpr bool keeps_zero = false;
+  static std::string cuda(const std::string& a, const std::string&) { return "cos(" + a + ")"; }
+};
+struct tanh_op {
+  static constexpr const char* name = "tanh";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string&) { return "tanh(" + a + ")"; }
+};
+struct inverse_op {
+  static constexpr const char* name = "inverse";
+  static constexpr bool keeps_zero = false;
+  static std::string cuda(const std::string& a, const std::string&) {
+    return "spade_inverse(" + a + ")";
+  }
+};
+/// pow(a, p): keeps zeros for p > 0 only, which the sparse path checks at run time.
+struct pow_op {
+  static constexpr const char* name = "pow";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string& p) {
+    return "pow(" + a + ", " + p + ")";
+  }
+};
+/// a + p (a − s is a + (−s), exactly the same in IEEE arithmetic).
+struct add_scalar_op {
+  static constexpr const char* name = "operator+ (array + scalar)";
+  static constexpr bool keeps_zero = false;
+  static std::string cuda(const std::string& a, const std::string& p) {
+    return "(" + a + " + " + p + ")";
+  }
+};
+/// p − a.
+struct scalar_minus_op {
+  static constexpr const char* name = "operator- (scalar - array)";
+  static constexpr bool keeps_zero = false;
+  static std::string cuda(const std::string& a, const std::string& p) {
+    return "(" + p + " - " + a + ")";
+  }
+};
+/// a / p (a true division, as Eigen computes it, not a product with 1/p).
+struct divide_by_scalar_op {
+  static constexpr const char* name = "operator/ (array / scalar)";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string& p) {
+    return "(" + a + " / " + p + ")";
+  }
+};
+/// max(a, p): keeps zeros for p ≤ 0 only (checked at run time on sparse operands).
+struct max_scalar_op {
+  static constexpr const char* name = "cwise_max";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string& p) {
+    return "spade_max(" + a + ", " + p + ")";
+  }
+};
+/// min(a, p): keeps zeros for p ≥ 0 only (checked at run time on sparse operands).
+struct min_scalar_op {
+  static constexpr const char* name = "cwise_min";
+  static constexpr bool keeps_zero = true;
+  static std::string cuda(const std::string& a, const std::string& p) {
+    return "spade_min(" + a + ", " + p + ")";
+  }
+};
+
+struct product_op {
+  static constexpr const char* name = "cwise_product";
+  static std::string cuda(const std::string& a, const std::string& b) {
+    return "(" + a + " * " + b + ")";
+  }
+};
+struct quotient_op {
+  static constexpr const char* name = "cwise_quotient";
+  static std::string cuda(const std::string& a, const std::string& b) {
+    return "(" + a + " / " + b + ")";
+  }
+};
+struct max_op {
+  static constexpr const char* name = "cwise_max";
+  static std::string cuda(const std::string& a, const std::string& b) {
+    return "spade_max(" + a + ", " + b + ")";
+  }
+};
+struct min_op {
+  static constexpr const char* name = "cwise_min";
+  static std::string cuda(const std::string& a, const std::string& b) {
+    return "spade_min(" + a + ", " + b + ")";
+  }
+};
+
+}  // namespace ops
+
+/// op(inner) element by element, with the operation's scalar parameter (unused by most).
+template <class Op, class E>
+struct cwise_unary {
+  using is_spade_expression = void;
+  using op_type = Op;
+  using inner_type = bare_t<E>;
+  using value_type = typename inner_type::value_type;
+  using space_type = typename inner_type::space_type;
+
+  value_type param;
+  E inner;
+
+  template <class A>
+  cwise_unary(value_type p, A&& a) : param(p), inner(std::forward<A>(a)) {}
+  index_t rows() const { return rows_of(inner); }
+  index_t cols() const { return cols_of(inner); }
+};
+
+/// op(lhs, rhs) element by element. Throws dimension_mismatch naming both shapes unless equal.
+template <class Op, class L, class R>
+struct cwise_binary {
+  using is_spade_expression = void;
+  using op_type = Op;
+  using lhs_type = bare_t<L>;
+  using rhs_type = bare_t<R>;
+  using value_type = typename lhs_type::value_type;
+  using space_type = typename lhs_type::space_type;
+
+  L lhs;
+  R rhs;
+
+  template <class A, class B>
+  cwise_binary(A&& a, B&& b) : lhs(std::forward<A>(a)), rhs(std::forward<B>(b)) {
+    if (rows_of(lhs) != rows_of(rhs) || cols_of(lhs) != cols_of(rhs))
+      throw dimension_mismatch(std::string(Op::name) + ": lhs is " +
+                               shape_text(rows_of(lhs), cols_of(lhs)) + ", rhs is " +
+                               shape_text(rows_of(rhs), cols_of(rhs)) + " (shapes must be equal)");
+  }
+  index_t rows() const { return rows_of(lhs); }
+  index_t cols() const { return cols_of(lhs); }
+};
+
+/// inner with every value converted to U (spade::cast<U>).
+template <class U, class E>
+struct cast_node {
+  using is_spade_expression = void;
+  using inner_type = bare_t<E>;
+  using value_type = U;
+  using space_type = typename inner_type::space_type;
+
+  E inner;
+
+  template <class A>
+  explicit cast_node(A&& a) : inner(std::forward<A>(a)) {}
+  index_t rows() const { return rows_of(inner); }
+  index_t cols() const { return cols_of(inner); }
+};
+
+template <class X>
+inline constexpr bool is_cwise_unary_v = false;
+template <class Op, class E>
+inline constexpr bool is_cwise_unary_v<cwise_unary<Op, E>> = true;
+template <class X>
+inline constexpr bool is_cwise_binary_v = false;
+template <class Op, class L, class R>
+inline constexpr bool is_cwise_binary_v<cwise_binary<Op, L, R>> = true;
+template <class X>
+inline constexpr bool is_cast_v = false;
+template <class U, class E>
+inline constexpr bool is_cast_v<cast_node<U, E>> = true;
+
+/// True for the element-wise nodes (the ones only a fused kernel or Eigen's arrays evaluate).
+template <class X>
+inline constexpr bool is_cwise_node_v = is_cwise_unary_v<X> || is_cwise_binary_v<X> || is_cast_v<X>;
+
+/// The storage type M with scalar U (a cast's result).
+template <class M, class U>
+struct with_scalar {
+  using type = unsupported;
+};
+template <class T, class S, class L, class U>
+struct with_scalar<dense<T, S, L>, U> {
+  using type = dense<U, S, L>;
+};
+template <class T, class S, class U>
+struct with_scalar<vector<T, S>, U> {
+  using type = vector<U, S>;
+};
+
+template <class Op, class E>
+struct result<cwise_unary<Op, E>> {
+  using type = result_t<E>;  // a sparse operand keeps its format and pattern
+};
+template <class Op, class L, class R>
+struct result<cwise_binary<Op, L, R>> {
+  using type = typename sum_result<result_t<L>, result_t<R>>::type;
+};
+template <class U, class E>
+struct result<cast_node<U, E>> {
+  using type = typename with_scalar<result_t<E>, U>::type;
+};
+
+/// True when an element-wise node appears anywhere in X (a tree the fused path evaluates).
+template <class X>
+constexpr bool contains_cwise() {
+  if constexpr (is_cwise_node_v<X>) {
+    return true;
+  } else if constexpr (requires { typename X::is_spade_expression; }) {
+    if constexpr (requires(const X& x) { x.lhs; })
+      return contains_cwise<bare_t<decltype(X::lhs)>>() ||
+             contains_cwise<bare_t<decltype(X::rhs)>>();
+    else
+      return contains_cwise<bare_t<decltype(X::inner)>>();
+  } else {
+    return false;
+  }
+}
+
+}  // namespace spade::expr

@@ -1,0 +1,216 @@
+// The element-wise vocabulary: abs, sqrt, square, exp, log, sin, cos, tanh, inverse, pow,
+// cwise_product/quotient/max/min, cast, and array-with-scalar arithmetic (a + s, s - a, a / s).
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "spade/core/scalar.hpp"
+#include "spade/expr/cwise.hpp"
+#include "spade/expr/operand.hpp"
+#include "spade/expr/result.hpp"
+
+namespace spade {
+
+namespace expr::detail {
+
+template <class E>
+using natural_t = result_t<bare_t<E>>;
+/// True when E evaluates to a sparse matrix (a unary operation then maps its stored values).
+template <class E>
+inline constexpr bool sparse_operand = sparse_matrix<natural_t<E>>;
+
+template <class Op, class E>
+auto make_unary(typename bare_t<E>::value_type p, E&& e) {
+  return cwise_unary<Op, stored_t<E>>(p, std::forward<E>(e));
+}
+
+/// Both operands dense matrices or both vectors, of one space and one scalar type.
+template <class L, class R>
+constexpr bool check_cwise_pair() {
+  using A = natural_t<L>;
+  using B = natural_t<R>;
+  constexpr bool same_space = std::is_same_v<typename A::space_type, typename B::space_type>;
+  constexpr bool same_scalar = std::is_same_v<typename A::value_type, typename B::value_type>;
+  constexpr bool dense_pair =
+      (is_dense_v<A> && is_dense_v<B>) || (is_vector_v<A> && is_vector_v<B>);
+  constexpr bool sparse = sparse_matrix<A> || sparse_matrix<B>;
+  if constexpr (!same_space) {
+    static_assert(same_space,
+                  "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: the operands live in "
+                  "different spaces (one cpu, one gpu); move one with spade::to_gpu or to_cpu");
+  } else if constexpr (!same_scalar) {
+    static_assert(same_scalar,
+                  "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: the operands have "
+                  "different scalar types, so convert one with spade::cast<T>");
+  } else if constexpr (sparse) {
+    static_assert(!sparse,
+                  "spade: cwise_product/cwise_quotient/cwise_max/cwise_min of a sparse operand "
+                  "is not supported yet (the pattern intersection of issue 20 is still missing); "
+                  "convert it with spade::convert<spade::dense<T>> first");
+  } else {
+    static_assert(dense_pair,
+                  "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: both operands must be "
+                  "dense matrices or both vectors");
+  }
+  return same_space && same_scalar && !sparse && dense_pair;
+}
+
+template <class Op, class L, class R>
+auto make_binary(L&& l, R&& r) {
+  if constexpr (check_cwise_pair<L, R>())
+    return cwise_binary<Op, stored_t<L>, stored_t<R>>(std::forward<L>(l), std::forward<R>(r));
+  else
+    return unsupported{};
+}
+
+}  // namespace expr::detail
+
+/// |a| element by element (a sparse operand keeps its pattern).
+template <expr::operand E>
+auto abs(E&& e) {
+  return expr::detail::make_unary<expr::ops::abs_op>(0, std::forward<E>(e));
+}
+/// √a element by element (a sparse operand keeps its pattern).
+template <expr::operand E>
+auto sqrt(E&& e) {
+  return expr::detail::make_unary<expr::ops::sqrt_op>(0, std::forward<E>(e));
+}
+/// a² element by element (a sparse operand keeps its pattern).
+template <expr::operand E>
+auto square(E&& e) {
+  return expr::detail::make_unary<expr::ops::square_op>(0, std::forward<E>(e));
+}
+/// sin(a) element by element (a sparse operand keeps its pattern).
+template <expr::operand E>
+auto sin(E&& e) {
+  return expr::detail::make_unary<expr::ops::sin_op>(0, std::forward<E>(e));
+}
+/// tanh(a) element by element (a sparse operand keeps its pattern).
+template <expr::operand E>
+auto tanh(E&& e) {
+  return expr::detail::make_unary<expr::ops::tanh_op>(0, std::forward<E>(e));
+}
+/// a^p element by element; on a sparse operand p must be > 0 (else spade::error at evaluation).
+template <expr::operand E>
+auto pow(E&& e, typename expr::bare_t<E>::value_type p) {
+  return expr::detail::make_unary<expr::ops::pow_op>(p, std::forward<E>(e));
+}
+
+/// eᵃ element by element; dense matrices and vectors only.
+template <expr::operand E>
+auto exp(E&& e) {
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade::exp: exp(0) = 1, so on a sparse operand it would fill every unstored "
+                "entry; convert the operand to spade::dense first");
+  return expr::detail::make_unary<expr::ops::exp_op>(0, std::forward<E>(e));
+}
+/// ln(a) element by element; dense matrices and vectors only.
+template <expr::operand E>
+auto log(E&& e) {
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade::log: log(0) = -inf, so on a sparse operand it would fill every unstored "
+                "entry; convert the operand to spade::dense first");
+  return expr::detail::make_unary<expr::ops::log_op>(0, std::forward<E>(e));
+}
+/// cos(a) element by element; dense matrices and vectors only.
+template <expr::operand E>
+auto cos(E&& e) {
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade::cos: cos(0) = 1, so on a sparse operand it would fill every unstored "
+                "entry; convert the operand to spade::dense first");
+  return expr::detail::make_unary<expr::ops::cos_op>(0, std::forward<E>(e));
+}
+/// 1/a element by element; dense matrices and vectors only.
+template <expr::operand E>
+auto inverse(E&& e) {
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade::inverse: 1/0 = inf, so on a sparse operand it would fill every unstored "
+                "entry; convert the operand to spade::dense first");
+  return expr::detail::make_unary<expr::ops::inverse_op>(0, std::forward<E>(e));
+}
+
+/// a + s and s + a element by element; dense matrices and vectors only.
+template <expr::operand E>
+auto operator+(E&& e, typename expr::bare_t<E>::value_type s) {
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade: sparse + scalar would fill every unstored entry; convert the operand to "
+                "spade::dense first (s * A and A / s keep the pattern)");
+  return expr::detail::make_unary<expr::ops::add_scalar_op>(s, std::forward<E>(e));
+}
+template <expr::operand E>
+auto operator+(typename expr::bare_t<E>::value_type s, E&& e) {
+  return std::forward<E>(e) + s;
+}
+/// a − s (computed as a + (−s), the same in IEEE arithmetic); dense matrices and vectors only.
+template <expr::operand E>
+auto operator-(E&& e, typename expr::bare_t<E>::value_type s) {
+  return std::forward<E>(e) + (-s);
+}
+/// s − a element by element; dense matrices and vectors only.
+template <expr::operand E>
+auto operator-(typename expr::bare_t<E>::value_type s, E&& e) {
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade: scalar - sparse would fill every unstored entry; convert the operand to "
+                "spade::dense first");
+  return expr::detail::make_unary<expr::ops::scalar_minus_op>(s, std::forward<E>(e));
+}
+/// a / s element by element (a division, as Eigen computes it); a sparse operand keeps its
+/// pattern.
+template <expr::operand E>
+auto operator/(E&& e, typename expr::bare_t<E>::value_type s) {
+  return expr::detail::make_unary<expr::ops::divide_by_scalar_op>(s, std::forward<E>(e));
+}
+
+/// a ∘ b (Hadamard product); b may be a scalar.
+template <expr::operand L, expr::operand R>
+auto cwise_product(L&& a, R&& b) {
+  return expr::detail::make_binary<expr::ops::product_op>(std::forward<L>(a), std::forward<R>(b));
+}
+template <expr::operand E>
+auto cwise_product(E&& a, typename expr::bare_t<E>::value_type s) {
+  return s * std::forward<E>(a);
+}
+/// a ⊘ b element by element; b may be a scalar.
+template <expr::operand L, expr::operand R>
+auto cwise_quotient(L&& a, R&& b) {
+  return expr::detail::make_binary<expr::ops::quotient_op>(std::forward<L>(a), std::forward<R>(b));
+}
+template <expr::operand E>
+auto cwise_quotient(E&& a, typename expr::bare_t<E>::value_type s) {
+  return std::forward<E>(a) / s;
+}
+/// max(a, b) element by element, NaN if either is NaN; b may be a scalar (on a sparse a, a
+/// scalar ≤ 0 keeps the pattern; a larger one is an error at evaluation).
+template <expr::operand L, expr::operand R>
+auto cwise_max(L&& a, R&& b) {
+  return expr::detail::make_binary<expr::ops::max_op>(std::forward<L>(a), std::forward<R>(b));
+}
+template <expr::operand E>
+auto cwise_max(E&& a, typename expr::bare_t<E>::value_type s) {
+  return expr::detail::make_unary<expr::ops::max_scalar_op>(s, std::forward<E>(a));
+}
+/// min(a, b) element by element, NaN if either is NaN; b may be a scalar (on a sparse a, a
+/// scalar ≥ 0 keeps the pattern).
+template <expr::operand L, expr::operand R>
+auto cwise_min(L&& a, R&& b) {
+  return expr::detail::make_binary<expr::ops::min_op>(std::forward<L>(a), std::forward<R>(b));
+}
+template <expr::operand E>
+auto cwise_min(E&& a, typename expr::bare_t<E>::value_type s) {
+  return expr::detail::make_unary<expr::ops::min_scalar_op>(s, std::forward<E>(a));
+}
+
+/// `e` with its values converted to U (float or double), lazily: fused into the pass that reads
+/// it. Dense matrices and vectors only, for now.
+template <class U, expr::operand E>
+auto cast(E&& e) {
+  static_assert(std::is_same_v<U, float> || std::is_same_v<U, double>,
+                "spade::cast<U>: U must be float or double (half and bfloat16 are not supported "
+                "yet)");
+  static_assert(!expr::detail::sparse_operand<E>,
+                "spade::cast<U> of a sparse operand is not supported yet; cast its dense copy");
+  return expr::cast_node<U, expr::stored_t<E>>(std::forward<E>(e));
+}
+
+}  // namespace spade

@@ -1,0 +1,271 @@
+// The element-wise cases both spaces run (tests/cpu/test_cwise.cpp, tests/gpu/test_gpu_cwise.cpp):
+// every function and operator against std:: element by element, in double and float.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <spade/spade.hpp>
+#include <string>
+#include <vector>
+
+#include "cwise_check.hpp"
+
+namespace spade::testing {
+
+template <class Space, class X>
+auto in_space(const X& x) {
+  if constexpr (std::is_same_v<Space, gpu>)
+    return to_gpu(x);
+  else
+    return x;
+}
+
+template <class X>
+auto on_host(const X& x) {
+  if constexpr (std::is_same_v<typename X::space_type, gpu>)
+    return to_cpu(x);
+  else
+    return x;
+}
+
+/// Runs every unary function, binary operation and scalar operator on a rows × cols operand a
+/// (values in [-2, 2)) and b (in [0.5, 2)), a stored row-major and b in `LB`, result col-major
+/// (so the mixed layouts are exercised), against std:: in double.
+template <class T, class Space, class LB>
+void check_every_operation(index_t rows, index_t cols, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(rows);
+  CAPTURE(cols);
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const auto av = uniform_values<T>(seed, n, -2, 2);
+  const auto bv = uniform_values<T>(seed + 1, n, 0.5, 2);
+  const auto a = in_space<Space>(dense_from_rowwise<T, row_major>(rows, cols, av));
+  const auto b = in_space<Space>(dense_from_rowwise<T, LB>(rows, cols, bv));
+  const T s = T(0.75);
+
+  using result_type = dense<T, Space, col_major>;
+  const auto check = [&](std::string what, const result_type& got,
+                         const std::function<double(double, double)>& f, double ulps) {
+    CAPTURE(what);
+    std::vector<double> want(n);
+    for (std::size_t k = 0; k < n; ++k)
+      want[k] = f(av[k], bv[k]);
+    CHECK(mismatches(rowwise_of(on_host(got)), want, ulps) == 0u);
+  };
+  check(
+      "abs", spade::abs(a), [](double x, double) { return std::fabs(x); }, 0);
+  check(
+      "sqrt", spade::sqrt(b), [](double, double y) { return std::sqrt(y); }, 2);
+  check(
+      "square", spade::square(a), [](double x, double) { return x * x; }, 2);
+  check(
+      "exp", spade::exp(a), [](double x, double) { return std::exp(x); }, 4);
+  check(
+      "log", spade::log(b), [](double, double y) { return std::log(y); }, 4);
+  check(
+      "sin", spade::sin(a), [](double x, double) { return std::sin(x); }, 4);
+  check(
+      "cos", spade::cos(a), [](double x, double) { return std::cos(x); }, 4);
+  check(
+      "tanh", spade::tanh(a), [](double x, double) { return std::tanh(x); }, 4);
+  check(
+      "inverse", spade::inverse(b), [](double, double y) { return 1 / y; }, 2);
+  check(
+      "pow", spade::pow(b, T(2.5)), [](double, double y) { return std::pow(y, 2.5); }, 8);
+  check(
+      "a + s", a + s, [s](double x, double) { return x + s; }, 2);
+  check(
+      "s + a", s + a, [s](double x, double) { return s + x; }, 2);
+  check(
+      "a - s", a - s, [s](double x, double) { return x - s; }, 2);
+  check(
+      "s - a", s - a, [s](double x, double) { return s - x; }, 2);
+  check(
+      "a / s", a / s, [s](double x, double) { return x / s; }, 2);
+  check(
+      "-a", -a, [](double x, double) { return -x; }, 0);
+  check(
+      "cwise_product", spade::cwise_product(a, b), [](double x, double y) { return x * y; }, 2);
+  check(
+      "cwise_quotient", spade::cwise_quotient(a, b), [](double x, double y) { return x / y; }, 2);
+  check(
+      "cwise_max", spade::cwise_max(a, b), [](double x, double y) { return max_nan(x, y); }, 0);
+  check(
+      "cwise_min", spade::cwise_min(a, b), [](double x, double y) { return min_nan(x, y); }, 0);
+  check(
+      "cwise_max scalar", spade::cwise_max(a, s), [s](double x, double) { return max_nan(x, s); },
+      0);
+  check(
+      "cwise_min scalar", spade::cwise_min(a, s), [s](double x, double) { return min_nan(x, s); },
+      0);
+  check(
+      "cwise_product scalar", spade::cwise_product(a, s), [s](double x, double) { return s * x; },
+      2);
+  check(
+      "cwise_quotient scalar", spade::cwise_quotient(a, s), [s](double x, double) { return x / s; },
+      2);
+  // One fused pass of some depth: sums, differences, scalings and functions together.
+  check(
+      "composite", T(2) * spade::exp(-spade::square(a)) + spade::cwise_product(a, b) - a / s + 1,
+      [s](double x, double y) { return 2 * std::exp(-x * x) + x * y - x / s + 1; }, 16);
+  check(
+      "cast round trip", spade::cast<T>(spade::cast<double>(a) * 2.0),
+      [](double x, double) { return 2 * x; }, 1);
+}
+
+/// NaN and ±Inf go through every function as std:: takes them; max and min propagate NaN.
+template <class T, class Space>
+void check_nan_and_inf() {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> xs{nan, inf, -inf, 0, T(-0.0), 1, -1, T(2.5)};
+  const std::vector<T> ys{1, nan, 2, inf, -inf, nan, 0, T(-2.5)};
+  const auto x = in_space<Space>(vector<T, cpu>(xs));
+  const auto y = in_space<Space>(vector<T, cpu>(ys));
+  using V = vector<T, Space>;
+  const auto check = [&](std::string what, const V& got, double (*f)(double, double)) {
+    CAPTURE(what);
+    std::vector<double> want(xs.size());
+    for (std::size_t k = 0; k < xs.size(); ++k)
+      want[k] = f(xs[k], ys[k]);
+    const auto host = on_host(got).values();
+    CHECK(mismatches(std::vector<T>(host.begin(), host.end()), want, 4) == 0u);
+  };
+  check("exp", spade::exp(x), [](double a, double) { return std::exp(a); });
+  check("log", spade::log(x), [](double a, double) { return std::log(a); });
+  check("sqrt", spade::sqrt(x), [](double a, double) { return std::sqrt(a); });
+  check("inverse", spade::inverse(x), [](double a, double) { return 1 / a; });
+  check("tanh", spade::tanh(x), [](double a, double) { return std::tanh(a); });
+  check("cwise_max", spade::cwise_max(x, y), [](double a, double b) { return max_nan(a, b); });
+  check("cwise_min", spade::cwise_min(x, y), [](double a, double b) { return min_nan(a, b); });
+  check("product", spade::cwise_product(x, y), [](double a, double b) { return a * b; });
+  CHECK(std::isnan(spade::max_coeff(x)));
+  CHECK(std::isnan(spade::sum(x)));
+}
+
+/// An expression that reads its destination writes it in place: x = x + y, x = x ∘ x, D = exp(D).
+template <class T, class Space>
+void check_aliasing(std::uint64_t seed) {
+  CAPTURE(seed);
+  const auto xv = uniform_values<T>(seed, 1001, -2, 2);
+  const auto yv = uniform_values<T>(seed + 7, 1001, -2, 2);
+  auto x = in_space<Space>(vector<T, cpu>(xv));
+  const auto y = in_space<Space>(vector<T, cpu>(yv));
+  x = spade::exp(x) + y;
+  x = spade::cwise_product(x, x);
+  std::vector<double> want(xv.size());
+  for (std::size_t k = 0; k < xv.size(); ++k) {
+    const double once = static_cast<double>(static_cast<T>(std::exp(double(xv[k])) + yv[k]));
+    want[k] = once * once;
+  }
+  const auto host = on_host(x).values();
+  CHECK(mismatches(std::vector<T>(host.begin(), host.end()), want, 8) == 0u);
+
+  auto d =
+      in_space<Space>(dense_from_rowwise<T, col_major>(3, 5, uniform_values<T>(seed, 15, -1, 1)));
+  const auto before = rowwise_of(on_host(d));
+  d = spade::abs(d) + spade::square(d);
+  std::vector<double> dwant(before.size());
+  for (std::size_t k = 0; k < before.size(); ++k)
+    dwant[k] = std::fabs(double(before[k])) + double(before[k]) * before[k];
+  CHECK(mismatches(rowwise_of(on_host(d)), dwant, 4) == 0u);
+}
+
+/// The reductions against a long double sum, within n·ε of Σ|x| (the bound of any summation
+/// order), and bit-identical on a second run.
+template <class T, class Space>
+void check_reductions(std::size_t n, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(n);
+  const auto xv = uniform_values<T>(seed, n, -2, 2);
+  const auto yv = uniform_values<T>(seed + 3, n, -2, 2);
+  const auto x = in_space<Space>(vector<T, cpu>(xv));
+  const auto y = in_space<Space>(vector<T, cpu>(yv));
+  long double total = 0, magnitude = 0, squares = 0, products = 0, product_magnitude = 0;
+  double biggest = -std::numeric_limits<double>::infinity(), smallest = -biggest;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double e = std::exp(double(xv[k]) / 4) - yv[k];  // exp(x/4) - y, as below
+    total += e;
+    magnitude += std::fabs(e);
+    squares += e * e;
+    products += static_cast<long double>(xv[k]) * yv[k];
+    product_magnitude += std::fabs(double(xv[k]) * yv[k]);
+    biggest = std::max(biggest, double(xv[k]));
+    smallest = std::min(smallest, double(xv[k]));
+  }
+  const double eps = std::numeric_limits<T>::epsilon();
+  const double bound = (double(n) + 8) * eps;
+  const auto e = spade::exp(x / T(4)) - y;
+  const T got_sum = spade::sum(e);
+  CHECK(std::fabs(double(got_sum) - double(total)) <= bound * double(magnitude) + eps);
+  CHECK(std::fabs(double(spade::squared_norm(e)) - double(squares)) <=
+        bound * double(squares) + eps);
+  CHECK(std::fabs(double(spade::norm(e)) - std::sqrt(double(squares))) <=
+        bound * std::sqrt(double(squares)) + eps);
+  CHECK(std::fabs(double(spade::dot(spade::cwise_max(x, x), y)) - double(products)) <=
+        bound * double(product_magnitude) + eps);
+  if (n > 0) {
+    CHECK(double(spade::max_coeff(x)) == biggest);
+    CHECK(double(spade::min_coeff(x)) == smallest);
+    CHECK(std::fabs(double(spade::mean(e)) - double(total / n)) <=
+          bound * double(magnitude / n) + eps);
+  } else {
+    CHECK(got_sum == T(0));
+    CHECK_THROWS_AS(spade::max_coeff(x), dimension_mismatch);
+    CHECK_THROWS_AS(spade::mean(x), dimension_mismatch);
+  }
+  // Deterministic: the same bits again.
+  const T again = spade::sum(e);
+  CHECK(std::memcmp(&again, &got_sum, sizeof(T)) == 0);
+}
+
+/// Unary maps with f(0) = 0 on a sparse operand keep its pattern and map its stored values.
+template <class T, class Space>
+void check_sparse_values(std::uint64_t seed) {
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  std::vector<index_t> row_ptr{0}, cols;
+  std::vector<T> values;
+  const index_t rows = 40, ncols = 33;
+  for (index_t i = 0; i < rows; ++i) {
+    for (index_t j = 0; j < ncols; ++j)
+      if (i % 7 != 3 && rng.chance(0.2)) {  // rows 3, 10, ... stay empty
+        cols.push_back(j);
+        values.push_back(static_cast<T>(rng.uniform() * 4 - 2));
+      }
+    row_ptr.push_back(static_cast<index_t>(cols.size()));
+  }
+  const auto a = in_space<Space>(csr<T, cpu>(rows, ncols, row_ptr, cols, values));
+  const auto check = [&](std::string what, const csr<T, Space>& got, double (*f)(double)) {
+    CAPTURE(what);
+    const auto h = on_host(got);
+    CHECK(std::vector<index_t>(h.row_ptr().begin(), h.row_ptr().end()) == row_ptr);
+    CHECK(std::vector<index_t>(h.col_idx().begin(), h.col_idx().end()) == cols);
+    std::vector<double> want(values.size());
+    for (std::size_t k = 0; k < values.size(); ++k)
+      want[k] = f(values[k]);
+    CHECK(mismatches(std::vector<T>(h.values().begin(), h.values().end()), want, 8) == 0u);
+  };
+  check("abs", spade::abs(a), [](double v) { return std::fabs(v); });
+  check("sqrt(abs)", spade::sqrt(spade::abs(a)), [](double v) { return std::sqrt(std::fabs(v)); });
+  check("square", spade::square(a), [](double v) { return v * v; });
+  check("sin", spade::sin(a), [](double v) { return std::sin(v); });
+  check("tanh of -2a", spade::tanh(T(-2) * a), [](double v) { return std::tanh(-2 * v); });
+  check("pow", spade::pow(spade::abs(a), T(3)),
+        [](double v) { return std::pow(std::fabs(v), 3.0); });
+  check("cwise_max(A, 0)", spade::cwise_max(a, T(0)), [](double v) { return std::max(v, 0.0); });
+  check("A / 4", a / T(4), [](double v) { return v / 4; });
+  using sparse_type = csr<T, Space>;
+  CHECK_THROWS_AS(sparse_type(spade::pow(a, T(-1))), error);
+  CHECK_THROWS_AS(sparse_type(spade::cwise_max(a, T(1))), error);
+  long double stored = 0;
+  for (T v : values)
+    stored += std::fabs(double(v));
+  CHECK(std::fabs(double(spade::sum(spade::abs(a))) - double(stored)) <=
+        values.size() * std::numeric_limits<T>::epsilon() * double(stored));
+}
+
+}  // namespace spade::testing
