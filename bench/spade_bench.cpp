@@ -10,17 +10,21 @@
 //
 // See usage_text below and docs/benchmarks/README.md. A benchmark may call cuSPARSE itself for
 // its baselines; a user translation unit never does.
+#include <unistd.h>
+
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench_baselines.hpp"
 #include "bench_check.hpp"
+#include "bench_cub_reduce.hpp"
 #include "bench_sets.hpp"
 #include "bench_support.hpp"
 #include "bench_timing.hpp"
@@ -42,6 +46,9 @@ const char* const usage_text =
     "                          the tile census and the planner's criterion\n"
     "  cg         Jacobi-preconditioned CG in Spade's vector algebra vs the same CG on\n"
     "             cuSPARSE SpMV + cuBLAS, same iteration count (SPD matrices only; fp64)\n"
+    "  cwise      fused element-wise maps and reductions over --n elements (default 2^26) vs\n"
+    "             the device copy bandwidth and CUB DeviceReduce, and a generated kernel's\n"
+    "             first call: cold (NVRTC), from the disk cache, in memory\n"
     "  explain    explain() of every product kind on every matrix of the sets (A*x, A^T*x,\n"
     "             A*B at the --n widths (default 1,8,32,128,512), col-major and A^T*B at 32,\n"
     "             A*A, A*A^T), before and after a first product; nothing timed. Two\n"
@@ -1430,6 +1437,7 @@ int command_explain(const set_options& so, const options& opt, const run_options
 
 // After run_options and chosen_kernel, which it uses.
 #include "bench_cg.hpp"
+#include "bench_cwise.hpp"
 
 int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -1439,7 +1447,8 @@ int run(int argc, char** argv) {
   }
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
-      command != "spgemm" && command != "tiled" && command != "cg" && command != "explain") {
+      command != "spgemm" && command != "tiled" && command != "cg" && command != "explain" &&
+      command != "cwise") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
@@ -1482,6 +1491,8 @@ int run(int argc, char** argv) {
 
   const bool fp64 = opt.has("double");
   if (command == "device") return command_device(ro);
+  if (command == "cwise")
+    return fp64 ? command_cwise<double>(opt, ro) : command_cwise<float>(opt, ro);
   if (command == "overhead")
     return fp64 ? command_overhead<double>(opt, ro) : command_overhead<float>(opt, ro);
   if (command == "spmv" || command == "spmm" || command == "spgemm" || command == "tiled" ||

@@ -268,4 +268,194 @@ void check_sparse_values(std::uint64_t seed) {
         values.size() * std::numeric_limits<T>::epsilon() * double(stored));
 }
 
+/// Vectors of a rows × cols matrix read from row-major values: its row sums, column sums and
+/// diagonal under `f`, in long double, with each sum's Σ|·| for the error bound.
+struct axis_reference {
+  std::vector<double> rows, cols, diagonal, row_magnitude, col_magnitude;
+};
+template <class T>
+axis_reference axis_sums_of(index_t rows, index_t cols, const std::vector<T>& rowwise,
+                            const std::vector<bool>& stored, double (*f)(double)) {
+  std::vector<long double> r(static_cast<std::size_t>(rows)), c(static_cast<std::size_t>(cols)),
+      rm(r.size()), cm(c.size());
+  axis_reference out;
+  out.diagonal.assign(static_cast<std::size_t>(std::min(rows, cols)), 0.0);
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) {
+      const std::size_t k = static_cast<std::size_t>(i) * cols + j;
+      if (!stored.empty() && !stored[k]) continue;
+      const double v = f(rowwise[k]);
+      r[i] += v;
+      c[j] += v;
+      rm[i] += std::fabs(v);
+      cm[j] += std::fabs(v);
+      if (i == j) out.diagonal[i] = v;
+    }
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    out.rows.push_back(double(r[i]));
+    out.row_magnitude.push_back(double(rm[i]));
+  }
+  for (std::size_t j = 0; j < c.size(); ++j) {
+    out.cols.push_back(double(c[j]));
+    out.col_magnitude.push_back(double(cm[j]));
+  }
+  return out;
+}
+
+/// got[i] within (terms + 8)·ε·magnitude[i] of want[i], for every i.
+template <class T>
+std::size_t sum_mismatches(const std::vector<T>& got, const std::vector<double>& want,
+                           const std::vector<double>& magnitude, index_t terms) {
+  if (got.size() != want.size()) return got.size() + want.size() + 1;
+  std::size_t bad = 0;
+  const double eps = std::numeric_limits<T>::epsilon();
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(double(got[i]) - want[i]) <= (terms + 8) * eps * magnitude[i] + 1e-300)) ++bad;
+  return bad;
+}
+
+template <class V>
+auto host_values(const V& v) {
+  const auto h = on_host(v).values();
+  return std::vector<typename V::value_type>(h.begin(), h.end());
+}
+
+/// row_sums, col_sums and diagonal of dense matrices (plain and element-wise trees, both
+/// layouts, empty ones) and of a csr with empty rows.
+template <class T, class Space, class Layout>
+void check_vector_reductions(index_t rows, index_t cols, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(rows);
+  CAPTURE(cols);
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const auto av = uniform_values<T>(seed, n, -2, 2);
+  const auto a = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, av));
+  const auto plain = axis_sums_of<T>(rows, cols, av, {}, [](double v) { return v; });
+  const auto mapped =
+      axis_sums_of<T>(rows, cols, av, {}, [](double v) { return std::fabs(v) - 0.5 * v * v; });
+  using V = vector<T, Space>;
+  CHECK(sum_mismatches(host_values(V(spade::row_sums(a))), plain.rows, plain.row_magnitude, cols) ==
+        0u);
+  CHECK(sum_mismatches(host_values(V(spade::col_sums(a))), plain.cols, plain.col_magnitude, rows) ==
+        0u);
+  const auto e = spade::abs(a) - spade::square(a) * T(0.5);
+  CHECK(sum_mismatches(host_values(V(spade::row_sums(e))), mapped.rows, mapped.row_magnitude,
+                       cols) == 0u);
+  CHECK(sum_mismatches(host_values(V(spade::col_sums(e))), mapped.cols, mapped.col_magnitude,
+                       rows) == 0u);
+  CHECK(mismatches(host_values(V(spade::diagonal(a))), plain.diagonal, 0) == 0u);
+  CHECK(mismatches(host_values(V(spade::diagonal(e))), mapped.diagonal, 4) == 0u);
+  // The same bits on a second run (fixed orders, no atomics).
+  CHECK(host_values(V(spade::col_sums(e))) == host_values(V(spade::col_sums(e))));
+}
+
+template <class T, class Space>
+void check_sparse_vector_reductions(std::uint64_t seed) {
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const index_t rows = 45, cols = 37;
+  std::vector<T> dense_values(static_cast<std::size_t>(rows) * cols, T(0));
+  std::vector<bool> stored(dense_values.size(), false);
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < rows; ++i) {
+    for (index_t j = 0; j < cols; ++j)
+      if (i % 5 != 2 && (i == j ? rng.chance(0.7) : rng.chance(0.25))) {
+        const T v = static_cast<T>(rng.uniform() * 4 - 2);
+        col_idx.push_back(j);
+        values.push_back(v);
+        dense_values[static_cast<std::size_t>(i) * cols + j] = v;
+        stored[static_cast<std::size_t>(i) * cols + j] = true;
+      }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  const auto a = in_space<Space>(csr<T, cpu>(rows, cols, row_ptr, col_idx, values));
+  const auto plain = axis_sums_of<T>(rows, cols, dense_values, stored, [](double v) { return v; });
+  const auto mapped = axis_sums_of<T>(rows, cols, dense_values, stored,
+                                      [](double v) { return std::sqrt(std::fabs(v)); });
+  using V = vector<T, Space>;
+  CHECK(sum_mismatches(host_values(V(spade::row_sums(a))), plain.rows, plain.row_magnitude, cols) ==
+        0u);
+  CHECK(sum_mismatches(host_values(V(spade::col_sums(a))), plain.cols, plain.col_magnitude, rows) ==
+        0u);
+  CHECK(sum_mismatches(host_values(V(spade::row_sums(spade::sqrt(spade::abs(a))))), mapped.rows,
+                       mapped.row_magnitude, cols) == 0u);
+  CHECK(sum_mismatches(host_values(V(spade::col_sums(spade::sqrt(spade::abs(a))))), mapped.cols,
+                       mapped.col_magnitude, rows) == 0u);
+  CHECK(mismatches(host_values(V(spade::diagonal(a))), plain.diagonal, 0) == 0u);
+  CHECK(mismatches(host_values(V(spade::diagonal(spade::sqrt(spade::abs(a))))), mapped.diagonal,
+                   2) == 0u);
+}
+
+/// as_diagonal(d) * A scales rows, A * as_diagonal(e) columns (dense trees in either layout, and
+/// a csr whose pattern stays), as_diagonal(d) * x is element-wise, as_diagonal(v) alone a csr.
+template <class T, class Space, class Layout>
+void check_diagonal_scaling(std::uint64_t seed) {
+  CAPTURE(seed);
+  const index_t rows = 31, cols = 33;
+  const auto av = uniform_values<T>(seed, static_cast<std::size_t>(rows) * cols, -2, 2);
+  const auto dv = uniform_values<T>(seed + 1, rows, -2, 2);
+  const auto ev = uniform_values<T>(seed + 2, cols, -2, 2);
+  const auto a = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, av));
+  const auto d = in_space<Space>(vector<T, cpu>(dv));
+  const auto e = in_space<Space>(vector<T, cpu>(ev));
+  std::vector<double> want(av.size()), want_cols(av.size());
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) {
+      const std::size_t k = static_cast<std::size_t>(i) * cols + j;
+      want[k] = double(dv[i]) * std::fabs(double(av[k])) + av[k];
+      want_cols[k] = double(av[k]) * ev[j];
+    }
+  using R = dense<T, Space, row_major>;
+  CHECK(mismatches(rowwise_of(on_host(R(spade::as_diagonal(d) * spade::abs(a) + a))), want, 4) ==
+        0u);
+  CHECK(mismatches(rowwise_of(on_host(R(a * spade::as_diagonal(e)))), want_cols, 1) == 0u);
+  std::vector<double> want_x(dv.size());
+  for (std::size_t i = 0; i < dv.size(); ++i)
+    want_x[i] = double(dv[i]) * dv[i];
+  CHECK(mismatches(host_values(vector<T, Space>(spade::as_diagonal(d) * d)), want_x, 1) == 0u);
+  CHECK_THROWS_AS(R(spade::as_diagonal(e) * a), dimension_mismatch);
+
+  // A csr keeps its pattern; row sums and sums of the scaled values read the same entries.
+  splitmix64 rng{seed};
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < rows; ++i) {
+    for (index_t j = 0; j < cols; ++j)
+      if (i % 4 != 1 && rng.chance(0.3)) {
+        col_idx.push_back(j);
+        values.push_back(static_cast<T>(rng.uniform() * 4 - 2));
+      }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  const auto s = in_space<Space>(csr<T, cpu>(rows, cols, row_ptr, col_idx, values));
+  const csr<T, Space> scaled = spade::as_diagonal(d) * s * spade::as_diagonal(e);
+  const auto h = on_host(scaled);
+  CHECK(std::vector<index_t>(h.row_ptr().begin(), h.row_ptr().end()) == row_ptr);
+  CHECK(std::vector<index_t>(h.col_idx().begin(), h.col_idx().end()) == col_idx);
+  std::vector<double> want_values(values.size()), want_rows(rows, 0.0), row_magnitude(rows, 0.0);
+  long double total = 0, magnitude = 0;
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      want_values[k] = double(dv[i]) * values[k] * ev[col_idx[k]];
+      want_rows[i] += want_values[k];
+      row_magnitude[i] += std::fabs(want_values[k]);
+      total += want_values[k];
+      magnitude += std::fabs(want_values[k]);
+    }
+  CHECK(mismatches(std::vector<T>(h.values().begin(), h.values().end()), want_values, 2) == 0u);
+  CHECK(sum_mismatches(host_values(vector<T, Space>(
+                           spade::row_sums(spade::as_diagonal(d) * s * spade::as_diagonal(e)))),
+                       want_rows, row_magnitude, cols + 2) == 0u);
+  CHECK(std::fabs(double(spade::sum(spade::as_diagonal(d) * s * spade::as_diagonal(e))) -
+                  double(total)) <=
+        (values.size() + 8) * std::numeric_limits<T>::epsilon() * double(magnitude));
+  // as_diagonal(v) alone is the csr with v on its diagonal.
+  const csr<T, Space> diag = spade::as_diagonal(d);
+  const auto hd = on_host(diag);
+  CHECK(hd.nnz() == rows);
+  CHECK(mismatches(std::vector<T>(hd.values().begin(), hd.values().end()),
+                   std::vector<double>(dv.begin(), dv.end()), 0) == 0u);
+}
+
 }  // namespace spade::testing

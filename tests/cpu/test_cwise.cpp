@@ -75,3 +75,21 @@ TEST_CASE("a vector of 1000003 elements maps in one pass") {
     want[k] = std::exp(-v[k] * v[k]) * 0.5;
   CHECK(spade::testing::mismatches(y.values(), want, 4) == 0u);
 }
+
+TEST_CASE_TEMPLATE("row_sums, col_sums and diagonal of dense trees and of a csr", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  for (auto [rows, cols] :
+       {std::pair<int, int>{0, 0}, {1, 1}, {5, 0}, {0, 5}, {31, 33}, {33, 31}, {3000, 3}}) {
+    spade::testing::check_vector_reductions<T, cpu, row_major>(rows, cols, seed);
+    spade::testing::check_vector_reductions<T, cpu, col_major>(rows, cols, seed + 1);
+  }
+  spade::testing::check_sparse_vector_reductions<T, cpu>(seed);
+}
+
+TEST_CASE_TEMPLATE("as_diagonal scales rows and columns; a csr keeps its pattern", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_diagonal_scaling<T, cpu, row_major>(seed);
+  spade::testing::check_diagonal_scaling<T, cpu, col_major>(seed + 5);
+}

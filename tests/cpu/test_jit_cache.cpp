@@ -75,6 +75,36 @@ TEST_CASE("generated sources compile for sm_90: maps and the three reductions, f
                                      90) == jit_origin::compiled);
   }
   CHECK(spade::device::jit_compile(sample_source("float sample"), 90) == jit_origin::compiled);
+  // row_sums / col_sums (both directions), diagonal, and the csr row sums and diagonal.
+  for (bool along_inner : {true, false})
+    CHECK(spade::device::jit_compile(spade::detail::fused_axis_source<double>(sig, along_inner),
+                                     90) == jit_origin::compiled);
+  CHECK(spade::device::jit_compile(spade::detail::fused_diagonal_source<double>(sig), 90) ==
+        jit_origin::compiled);
+  using S = spade::csr<float, gpu>;
+  using chain = decltype(spade::sqrt(spade::abs(std::declval<const S&>())) * 2.0f);
+  const auto& csig = spade::detail::fused_signature_of<true, true, chain>();
+  for (bool diagonal : {true, false})
+    CHECK(spade::device::jit_compile(spade::detail::fused_csr_source<float>(csig, diagonal), 90) ==
+          jit_origin::compiled);
+  // Diagonal scalings: a dense map that reads the element's row and column, a csr values map.
+  using VF = spade::vector<float, gpu>;
+  using scaled_dense = decltype(spade::as_diagonal(std::declval<const VF&>()) *
+                                spade::abs(std::declval<const spade::dense<float, gpu>&>()) *
+                                spade::as_diagonal(std::declval<const VF&>()));
+  CHECK(spade::device::jit_compile(
+            spade::detail::fused_map_source<float>(
+                spade::detail::fused_signature_of<false, false, scaled_dense>()),
+            90) == jit_origin::compiled);
+  using scaled_csr =
+      decltype(spade::as_diagonal(std::declval<const VF&>()) * std::declval<const S&>() *
+               spade::as_diagonal(std::declval<const VF&>()));
+  const auto& ssig = spade::detail::fused_signature_of<true, true, scaled_csr>();
+  CHECK(ssig.needs_rows);
+  CHECK(spade::device::jit_compile(spade::detail::fused_csr_map_source<float>(ssig), 90) ==
+        jit_origin::compiled);
+  CHECK(spade::device::jit_compile(spade::detail::fused_csr_source<float>(ssig, false), 90) ==
+        jit_origin::compiled);
 }
 
 TEST_CASE("the disk cache: cold, warm, corrupt and truncated files, an unwritable directory") {

@@ -103,3 +103,21 @@ TEST_CASE("explain names the fused kernel and the nested plans it reads") {
   CHECK(spade::testing::contains(text, "input evaluated first:"));
   CHECK(spade::testing::contains(text, "product -> dense(row_major)<double, gpu> 4x4"));
 }
+
+TEST_CASE_TEMPLATE("row_sums, col_sums and diagonal of dense trees and of a csr", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  for (auto [rows, cols] :
+       {std::pair<int, int>{0, 0}, {1, 1}, {5, 0}, {0, 5}, {31, 33}, {33, 31}, {3000, 3}}) {
+    spade::testing::check_vector_reductions<T, gpu, row_major>(rows, cols, seed);
+    spade::testing::check_vector_reductions<T, gpu, col_major>(rows, cols, seed + 1);
+  }
+  spade::testing::check_sparse_vector_reductions<T, gpu>(seed);
+}
+
+TEST_CASE_TEMPLATE("as_diagonal scales rows and columns; a csr keeps its pattern", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_diagonal_scaling<T, gpu, row_major>(seed);
+  spade::testing::check_diagonal_scaling<T, gpu, col_major>(seed + 5);
+}

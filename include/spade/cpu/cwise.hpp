@@ -184,11 +184,22 @@ auto host_array_of(const M& m) {
   }
 }
 
+/// Each stored entry's row in a csr pattern (for a diagonal scaling of its values).
+template <class C>
+Eigen::Array<index_t, Eigen::Dynamic, 1> entry_rows_of(const C& pattern) {
+  Eigen::Array<index_t, Eigen::Dynamic, 1> rows(static_cast<Eigen::Index>(pattern.values().size()));
+  for (index_t r = 0; r < pattern.rows(); ++r)
+    for (index_t k = pattern.row_ptr()[r]; k < pattern.row_ptr()[r + 1]; ++k)
+      rows[k] = r;
+  return rows;
+}
+
 /// x as one Eigen array expression (nested plans evaluated into `temporaries` first; Eigen
 /// holds the maps and nested expressions by value). Values: the chain over a sparse base, whose
-/// stored values `values` stands for.
-template <bool Values, class X, class V = void>
-auto host_expression(const X& x, fused_temporaries& temporaries, const V* values = nullptr) {
+/// stored values `values` stands for, in the csr `pattern` (for diagonal scalings).
+template <bool Values, class X, class V = void, class P = void>
+auto host_expression(const X& x, fused_temporaries& temporaries, const V* values = nullptr,
+                     const P* pattern = nullptr) {
   constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
   if constexpr (!interior) {
     if constexpr (Values)
@@ -197,20 +208,38 @@ auto host_expression(const X& x, fused_temporaries& temporaries, const V* values
     else
       return host_array_of(fused_input(x, temporaries));
   } else if constexpr (expr::is_scaled_v<X>) {
-    return host_expression<Values>(x.inner, temporaries, values) * x.factor;
+    return host_expression<Values>(x.inner, temporaries, values, pattern) * x.factor;
   } else if constexpr (expr::is_sum_v<X>) {
-    auto l = host_expression<Values>(x.lhs, temporaries, values);
-    auto r = host_expression<Values>(x.rhs, temporaries, values);
+    auto l = host_expression<Values>(x.lhs, temporaries, values, pattern);
+    auto r = host_expression<Values>(x.rhs, temporaries, values, pattern);
     return l + r;
   } else if constexpr (expr::is_cwise_unary_v<X>) {
     return host_cwise<typename X::op_type>::apply(
-        host_expression<Values>(x.inner, temporaries, values), x.param);
+        host_expression<Values>(x.inner, temporaries, values, pattern), x.param);
   } else if constexpr (expr::is_cwise_binary_v<X>) {
-    auto l = host_expression<Values>(x.lhs, temporaries, values);
-    auto r = host_expression<Values>(x.rhs, temporaries, values);
+    auto l = host_expression<Values>(x.lhs, temporaries, values, pattern);
+    auto r = host_expression<Values>(x.rhs, temporaries, values, pattern);
     return host_cwise<typename X::op_type>::apply(l, r);
+  } else if constexpr (expr::is_diagonal_scaled_v<X>) {
+    auto inner = host_expression<Values>(x.inner, temporaries, values, pattern);
+    const auto d = host_array_of(fused_input(x.diag, temporaries));
+    constexpr bool by_row = X::direction == expr::axis::rows;
+    if constexpr (Values) {
+      if constexpr (by_row) {
+        const auto& rows = temporaries.hold(entry_rows_of(*pattern));
+        return d(rows) * inner;
+      } else {
+        const Eigen::Map<const Eigen::Array<index_t, Eigen::Dynamic, 1>> cols(
+            pattern->col_idx().data(), static_cast<Eigen::Index>(pattern->col_idx().size()));
+        return d(cols) * inner;
+      }
+    } else if constexpr (by_row) {
+      return inner.colwise() * d;
+    } else {
+      return inner.rowwise() * d.transpose();
+    }
   } else {
-    return host_expression<Values>(x.inner, temporaries, values)
+    return host_expression<Values>(x.inner, temporaries, values, pattern)
         .template cast<typename X::value_type>();
   }
 }
@@ -260,12 +289,57 @@ struct cwise_backend<cpu> {
     host_destination(dest) = values;
   }
 
-  template <class Storage, class E>
-  static void map_values(Storage& values, const E& e) {
+  template <class Dest, class E>
+  static void dense_vector_reduction(Dest& dest, const E& e) {
     fused_temporaries temporaries;
-    Eigen::Map<Eigen::Array<typename Storage::value_type, Eigen::Dynamic, 1>>(
+    const auto a = host_expression<false>(e.inner, temporaries);
+    shape_destination(dest, e.rows(), 1);
+    if constexpr (expr::is_diagonal_of_v<E>)
+      host_destination(dest) = a.matrix().diagonal().array();
+    else if constexpr (E::direction == expr::axis::rows)
+      host_destination(dest) = a.rowwise().sum();
+    else
+      host_destination(dest) = a.colwise().sum().transpose();
+  }
+
+  template <class Dest, class E, class C>
+  static void sparse_row_sums(Dest& dest, const E& chain, const C& a) {
+    using T = typename Dest::value_type;
+    fused_temporaries temporaries;
+    const Eigen::Array<T, Eigen::Dynamic, 1> mapped =
+        host_expression<true>(chain, temporaries, &a.values(), &a);
+    shape_destination(dest, a.rows(), 1);
+    for (index_t r = 0; r < a.rows(); ++r) {
+      T acc = 0;
+      for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k)
+        acc += mapped[k];
+      dest.values()[static_cast<std::size_t>(r)] = acc;
+    }
+  }
+
+  template <class Dest, class E, class C>
+  static void sparse_diagonal(Dest& dest, const E& chain, const C& a) {
+    using T = typename Dest::value_type;
+    fused_temporaries temporaries;
+    const Eigen::Array<T, Eigen::Dynamic, 1> mapped =
+        host_expression<true>(chain, temporaries, &a.values(), &a);
+    const index_t n = a.rows() < a.cols() ? a.rows() : a.cols();
+    shape_destination(dest, n, 1);
+    for (index_t r = 0; r < n; ++r) {
+      T value = 0;
+      for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k)
+        if (a.col_idx()[k] == r) value = mapped[k];
+      dest.values()[static_cast<std::size_t>(r)] = value;
+    }
+  }
+
+  template <class R, class E>
+  static void map_values(R& result, const E& e) {
+    fused_temporaries temporaries;
+    auto& values = result.values();
+    Eigen::Map<Eigen::Array<typename R::value_type, Eigen::Dynamic, 1>>(
         values.data(), static_cast<Eigen::Index>(values.size())) =
-        host_expression<true>(e, temporaries, &values);
+        host_expression<true>(e, temporaries, &values, &result);
   }
 
   template <bool Square, class E>

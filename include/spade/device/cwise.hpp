@@ -38,6 +38,7 @@ struct fused_signature {
   int inputs = 0;
   int scalars = 0;
   bool needs_position = false;  // an input is read in the other layout: (o, k) from i
+  bool needs_rows = false;      // a values chain reads an entry's row r or column col_idx[i]
   std::string body;
 
   std::string input(const char* type, bool swapped) {
@@ -46,6 +47,12 @@ struct fused_signature {
     if (!swapped) return "x" + k + "[i]";
     needs_position = true;
     return "x" + k + "[k * ld" + k + " + o]";
+  }
+  /// An input read at `index` (a diagonal's element for the row or column of the element).
+  std::string gathered(const char* type, const std::string& index) {
+    const std::string k = std::to_string(inputs++);
+    parameters.push_back("const " + std::string(type) + "* x" + k + ", long long ld" + k);
+    return "x" + k + "[" + index + "]";
   }
   std::string scalar(const char* type) {
     const std::string k = std::to_string(scalars++);
@@ -67,7 +74,10 @@ std::string fused_text(fused_signature& s) {
     return s.input(cuda_type_name<typename M::value_type>(), swapped);
   } else if constexpr (expr::is_scaled_v<X>) {
     const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
-    return "(" + s.scalar(cuda_type_name<T>()) + " * " + inner + ")";
+    std::string text = "(";  // appended, not "(" + temporary: GCC 12 warns on that (-Wrestrict)
+    text += s.scalar(cuda_type_name<T>());
+    text += " * " + inner + ")";
+    return text;
   } else if constexpr (expr::is_sum_v<X>) {
     const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
     const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
@@ -75,6 +85,22 @@ std::string fused_text(fused_signature& s) {
   } else if constexpr (expr::is_cwise_unary_v<X>) {
     const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
     return X::op_type::cuda(inner, s.scalar(cuda_type_name<T>()));
+  } else if constexpr (expr::is_diagonal_scaled_v<X>) {
+    const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
+    using D = expr::result_t<expr::bare_t<decltype(X::diag)>>;
+    constexpr bool by_row = X::direction == expr::axis::rows;
+    std::string index;
+    if constexpr (Values) {
+      s.needs_rows = true;
+      index = by_row ? "r" : "col_idx[i]";
+    } else {
+      s.needs_position = true;
+      index = by_row == RowMajor ? "o" : "k";
+    }
+    std::string text = "(";
+    text += s.gathered(cuda_type_name<typename D::value_type>(), index);
+    text += " * " + inner + ")";
+    return text;
   } else if constexpr (expr::is_cwise_binary_v<X>) {
     const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
     const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
@@ -166,6 +192,99 @@ std::string fused_reduce_source(const fused_signature& s, reduction kind, bool s
          "  if (threadIdx.x == 0) {\n    *result = tile[0];\n    *done = 0u;\n  }\n}\n";
 }
 
+/// The kernel `spade_fused_axis`: sums of a rows × cols tree along one direction, written in the
+/// tree's order (outer × inner). Along inner (row sums of a row-major tree): one warp per
+/// output, lanes striding the contiguous elements, a shuffle tree. Along outer: one thread per
+/// output, consecutive threads reading consecutive elements. Both fixed orders: deterministic.
+template <class T>
+std::string fused_axis_source(const fused_signature& s, bool along_inner) {
+  const std::string t = cuda_type_name<T>();
+  const std::string head =
+      std::string("// spade: fused axis sums\n") + fused_prelude() +
+      "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_axis(long "
+      "long outer, long long inner, " +
+      t + "* out" + fused_parameter_list(s) + ") {\n";
+  if (along_inner)
+    return head +
+           "  const long long o = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
+           "  const int lane = threadIdx.x & 31;\n  if (o >= outer) return;\n  " +
+           t +
+           " acc = 0;\n  for (long long k = lane; k < inner; k += 32) {\n"
+           "    const long long i = o * inner + k;\n    acc += (" +
+           t + ")(" + s.body +
+           ");\n  }\n"
+           "  for (int half = 16; half > 0; half >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, "
+           "half);\n  if (lane == 0) out[o] = acc;\n}\n";
+  return head +
+         "  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (k >= inner) return;\n  " +
+         t +
+         " acc = 0;\n  for (long long o = 0; o < outer; ++o) {\n"
+         "    const long long i = o * inner + k;\n    acc += (" +
+         t + ")(" + s.body + ");\n  }\n  out[k] = acc;\n}\n";
+}
+
+/// The kernel `spade_fused_diagonal`: out[d] = the tree at (d, d), d < n.
+template <class T>
+std::string fused_diagonal_source(const fused_signature& s) {
+  const std::string t = cuda_type_name<T>();
+  return std::string("// spade: fused diagonal\n") + fused_prelude() +
+         "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_diagonal(long long n, "
+         "long long inner, " +
+         t + "* out" + fused_parameter_list(s) +
+         ") {\n  const long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (o >= n) return;\n  const long long k = o, i = o * inner + o;\n  out[o] = (" +
+         t + ")(" + s.body + ");\n}\n";
+}
+
+/// The kernels over a csr whose stored values the chain maps: `spade_fused_csr_rows` (one warp
+/// per row sums the row, a shuffle tree) and `spade_fused_csr_diagonal` (one thread per row
+/// finds column r by binary search; 0 when it is not stored).
+template <class T>
+std::string fused_csr_source(const fused_signature& s, bool diagonal) {
+  const std::string t = cuda_type_name<T>();
+  const std::string head = std::string("// spade: fused csr ") +
+                           (diagonal ? "diagonal" : "row sums") + "\n" + fused_prelude() +
+                           "extern \"C\" __global__ void __launch_bounds__(256) " +
+                           (diagonal ? "spade_fused_csr_diagonal" : "spade_fused_csr_rows") +
+                           "(long long rows, const int* row_ptr, const int* col_idx, " + t +
+                           "* out" + fused_parameter_list(s) + ") {\n";
+  if (diagonal)
+    return head +
+           "  const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (r >= rows) return;\n  long long lo = row_ptr[r], hi = row_ptr[r + 1];\n"
+           "  while (lo < hi) {\n    const long long mid = (lo + hi) >> 1;\n"
+           "    if (col_idx[mid] < r) lo = mid + 1; else hi = mid;\n  }\n"
+           "  const long long i = lo;\n  out[r] = (i < row_ptr[r + 1] && col_idx[i] == r) ? (" +
+           t + ")(" + s.body + ") : (" + t + ")0;\n}\n";
+  return head +
+         "  const long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
+         "  const int lane = threadIdx.x & 31;\n  if (r >= rows) return;\n  " +
+         t +
+         " acc = 0;\n  for (long long i = row_ptr[r] + lane; i < row_ptr[r + 1]; i += 32)\n"
+         "    acc += (" +
+         t + ")(" + s.body +
+         ");\n"
+         "  for (int half = 16; half > 0; half >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, "
+         "half);\n  if (lane == 0) out[r] = acc;\n}\n";
+}
+
+/// The kernel `spade_fused_csr_map`: a values chain that reads its entries' rows or columns (a
+/// diagonal scaling), one warp per row of the csr pattern.
+template <class T>
+std::string fused_csr_map_source(const fused_signature& s) {
+  const std::string t = cuda_type_name<T>();
+  return std::string("// spade: fused csr values map\n") + fused_prelude() +
+         "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_csr_map(long long rows, "
+         "const int* row_ptr, const int* col_idx, " +
+         t + "* out" + fused_parameter_list(s) +
+         ") {\n"
+         "  const long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;\n"
+         "  const int lane = threadIdx.x & 31;\n  if (r >= rows) return;\n"
+         "  for (long long i = row_ptr[r] + lane; i < row_ptr[r + 1]; i += 32)\n    out[i] = (" +
+         t + ")(" + s.body + ");\n}\n";
+}
+
 /// The kernel arguments of one launch, in the order of fused_signature.
 class fused_arguments {
  public:
@@ -234,6 +353,11 @@ void collect_fused(const X& x, fused_arguments& args, fused_temporaries& tempora
   } else if constexpr (expr::is_cwise_unary_v<X>) {
     collect_fused<Values>(x.inner, args, temporaries, values);
     args.scalar(x.param);
+  } else if constexpr (expr::is_diagonal_scaled_v<X>) {
+    collect_fused<Values>(x.inner, args, temporaries, values);
+    const auto& d = fused_input(x.diag, temporaries);
+    if (!args.owner) args.owner = d.values().owner();
+    args.input(d.values().data(), 0);
   } else {
     collect_fused<Values>(x.inner, args, temporaries, values);
   }
@@ -283,6 +407,17 @@ void launch_fused_map(const E& e, Out* out, std::int64_t n, std::int64_t inner,
   last_fused_origin() = device::jit_launch(ctx, source, "spade_fused_map", fused_map_blocks(n, ctx),
                                            256, pointers.data());
   (void)e;
+}
+
+/// Launches a generated kernel of `threads` threads (blocks of 256) with the fixed arguments
+/// `fixed` before the tree's; records where the kernel came from.
+inline void launch_generated(context& ctx, const std::string& source, const char* entry,
+                             std::int64_t threads, fused_arguments& args,
+                             std::vector<void*> fixed) {
+  if (threads <= 0) return;
+  auto pointers = args.pointers(std::move(fixed));
+  last_fused_origin() = device::jit_launch(
+      ctx, source, entry, static_cast<unsigned>((threads + 255) / 256), 256, pointers.data());
 }
 
 template <bool Values, bool RowMajor, bool Square, class T, class E>
@@ -344,14 +479,83 @@ struct cwise_backend<gpu> {
                                  std::int64_t{expr::rows_of(e)} * expr::cols_of(e), inner, args);
   }
 
-  template <class Storage, class E>
-  static void map_values(Storage& values, const E& e) {
+  template <class Dest, class E>
+  static void dense_vector_reduction(Dest& dest, const E& e) {
+    using X = expr::bare_t<decltype(e.inner)>;
+    using T = typename Dest::value_type;
+    constexpr bool row = row_major_result<expr::result_t<X>>();
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<false>(e.inner, args, temporaries);
+    shape_destination(dest, e.rows(), 1);
+    if (!args.owner) args.owner = dest.values().owner();
+    if (dest.size() == 0) return;
+    context& ctx = *args.owner;
+    const long long rows = expr::rows_of(e.inner), cols = expr::cols_of(e.inner);
+    long long outer = row ? rows : cols, inner = row ? cols : rows;
+    void* out = dest.values().data();
+    const auto& sig = fused_signature_of<false, row, X>();
+    if constexpr (expr::is_diagonal_of_v<E>) {
+      static const std::string source = fused_diagonal_source<T>(sig);
+      long long n = dest.size();
+      launch_generated(ctx, source, "spade_fused_diagonal", n, args, {&n, &inner, &out});
+    } else {
+      constexpr bool along_inner = (E::direction == expr::axis::rows) == row;
+      static const std::string source = fused_axis_source<T>(sig, along_inner);
+      launch_generated(ctx, source, "spade_fused_axis", along_inner ? outer * 32 : inner, args,
+                       {&outer, &inner, &out});
+    }
+  }
+
+  template <class Dest, class E, class C>
+  static void sparse_row_sums(Dest& dest, const E& chain, const C& a) {
+    launch_csr<false>(dest, chain, a, a.rows());
+  }
+  template <class Dest, class E, class C>
+  static void sparse_diagonal(Dest& dest, const E& chain, const C& a) {
+    launch_csr<true>(dest, chain, a, a.rows() < a.cols() ? a.rows() : a.cols());
+  }
+  template <bool Diagonal, class Dest, class E, class C>
+  static void launch_csr(Dest& dest, const E& chain, const C& a, index_t n) {
+    using T = typename Dest::value_type;
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<true>(chain, args, temporaries, a.values().data());
+    shape_destination(dest, n, 1);
+    if (n == 0) return;
+    context& ctx = a.row_ptr().owner() ? *a.row_ptr().owner() : *dest.values().owner();
+    static const std::string source =
+        fused_csr_source<T>(fused_signature_of<true, true, E>(), Diagonal);
+    long long rows = n;
+    const void* row_ptr = a.row_ptr().data();
+    const void* col_idx = a.col_idx().data();
+    void* out = dest.values().data();
+    launch_generated(ctx, source, Diagonal ? "spade_fused_csr_diagonal" : "spade_fused_csr_rows",
+                     Diagonal ? rows : rows * 32, args, {&rows, &row_ptr, &col_idx, &out});
+  }
+
+  template <class R, class E>
+  static void map_values(R& result, const E& e) {
+    using T = typename R::value_type;
+    auto& values = result.values();
     fused_arguments args;
     fused_temporaries temporaries;
     collect_fused<true>(e, args, temporaries, values.data());
     args.owner = values.owner();
-    launch_fused_map<true, true>(e, values.data(), static_cast<std::int64_t>(values.size()), 1,
-                                 args);
+    if constexpr (has_diagonal_scaling<E>()) {
+      static const std::string source =
+          fused_csr_map_source<T>(fused_signature_of<true, true, E>());
+      if (result.rows() == 0 || values.size() == 0) return;
+      long long rows = result.rows();
+      const void* row_ptr = result.row_ptr().data();
+      const void* col_idx = result.col_idx().data();
+      void* out = values.data();
+      launch_generated(*args.owner, source, "spade_fused_csr_map", rows * 32, args,
+                       {&rows, &row_ptr, &col_idx, &out});
+    } else {
+      launch_fused_map<true, true>(e, values.data(), static_cast<std::int64_t>(values.size()), 1,
+                                   args);
+    }
   }
 
   template <bool Square, class E>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spade/core/error.hpp"
+#include "spade/eval/operands.hpp"
 #include "spade/eval/run_kernel.hpp"
 #include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
@@ -26,10 +27,10 @@ namespace detail {
 
 /// Element-wise evaluation of one space: cpu/cwise.hpp and device/cwise.hpp specialise it with
 /// `assign(dest, e)` (a dense or vector destination, shaped after the inputs are evaluated),
-/// `map_values(values, e)` (the stored values of a sparse result, which are also the chain's
-/// input), `reduce<Square>(kind, e)` and `reduce_values<Square>(kind, values, e)` (Square: of the
-/// squared values). Named through the space type, so it is found after <spade/spade.hpp> declared
-/// both.
+/// `map_values(result, e)` (the stored values of a sparse result, which are also the chain's
+/// input; its pattern gives each entry's row and column), `reduce<Square>(kind, e)` and
+/// `reduce_values<Square>(kind, values, e)` (Square: of the squared values). Named through the
+/// space type, so it is found after <spade/spade.hpp> declared both.
 template <class Space>
 struct cwise_backend {
   static_assert(sizeof(Space) == 0,
@@ -53,7 +54,7 @@ inline constexpr bool fused_interior_v =
 template <bool Values, class X>
 constexpr bool fuses_cwise() {
   if constexpr (expr::is_cwise_node_v<X>) {
-    return !Values || expr::is_cwise_unary_v<X>;
+    return !Values || expr::is_cwise_unary_v<X> || expr::is_diagonal_scaled_v<X>;
   } else if constexpr (expr::is_scaled_v<X>) {
     return fuses_cwise<Values, expr::bare_t<decltype(X::inner)>>();
   } else if constexpr (expr::is_sum_v<X> && !Values) {
@@ -68,7 +69,20 @@ constexpr bool fuses_cwise() {
 /// operations and scalings over one sparse base, which is evaluated first when it is not a
 /// storage operand.
 template <class X>
-inline constexpr bool values_interior_v = expr::is_cwise_unary_v<X> || expr::is_scaled_v<X>;
+inline constexpr bool values_interior_v =
+    expr::is_cwise_unary_v<X> || expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X>;
+
+/// True when a values chain scales by a diagonal: its entries need their row or column, so the
+/// pass runs over the csr pattern (and a reduction of it evaluates the chain first).
+template <class X>
+constexpr bool has_diagonal_scaling() {
+  if constexpr (expr::is_diagonal_scaled_v<X>)
+    return true;
+  else if constexpr (values_interior_v<X>)
+    return has_diagonal_scaling<expr::bare_t<decltype(X::inner)>>();
+  else
+    return false;
+}
 
 /// The temporaries a fused pass reads (products and other nested plans, evaluated first). Kept
 /// alive until the pass has been launched and its inputs are no longer needed.
@@ -120,7 +134,7 @@ void check_keeps_zero(const X& x) {
                   " maps 0 to a nonzero, so on a sparse operand it would fill every unstored "
                   "entry; convert the operand to spade::dense first");
     check_keeps_zero(x.inner);
-  } else if constexpr (expr::is_scaled_v<X>) {
+  } else if constexpr (expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X>) {
     check_keeps_zero(x.inner);
   }
 }
@@ -136,7 +150,7 @@ void assign_cwise(Dest& dest, const E& e) {
     fused_temporaries temporaries;
     const auto& base = values_base(e, temporaries);
     R result = base;  // the pattern, and the values the pass overwrites in place
-    backend::map_values(result.values(), e);
+    backend::map_values(result, e);
     if constexpr (std::is_same_v<Dest, R>)
       dest = std::move(result);
     else
@@ -149,6 +163,50 @@ void assign_cwise(Dest& dest, const E& e) {
   }
 }
 
+/// The csr with as_diagonal(v)'s vector on its diagonal (v evaluated first when it is an
+/// expression).
+template <class V>
+auto diagonal_csr(const expr::diagonal_matrix<V>& d) {
+  using M = expr::result_t<V>;
+  using T = typename M::value_type;
+  using S = typename M::space_type;
+  fused_temporaries temporaries;
+  const M& v = fused_input(d.diag, temporaries);
+  const index_t n = v.size();
+  std::vector<index_t> row_ptr(static_cast<std::size_t>(n) + 1),
+      col_idx(static_cast<std::size_t>(n));
+  for (index_t i = 0; i <= n; ++i)
+    row_ptr[static_cast<std::size_t>(i)] = i;
+  for (index_t i = 0; i < n; ++i)
+    col_idx[static_cast<std::size_t>(i)] = i;
+  return csr<T, S>(unchecked, n, n, storage<index_t, S>(std::move(row_ptr)),
+                   storage<index_t, S>(std::move(col_idx)), storage<T, S>(v.values()));
+}
+
+/// dest = row_sums(x), col_sums(x) or diagonal(x): one pass over x's fused tree (dense x), or
+/// over the stored values of x's sparse base in csr form (its conversion and, for col_sums, its
+/// transpose cached on the base).
+template <class Dest, class E>
+void assign_vector_reduction(Dest& dest, const E& e) {
+  using X = expr::bare_t<decltype(e.inner)>;
+  using R = expr::result_t<X>;
+  using backend = cwise_backend<typename Dest::space_type>;
+  if constexpr (sparse_matrix<R>) {
+    using rowwise_type = csr<typename R::value_type, typename R::space_type>;
+    check_keeps_zero(e.inner);
+    fused_temporaries temporaries;
+    const auto& rowwise = cached_convert<rowwise_type>(values_base(e.inner, temporaries));
+    if constexpr (expr::is_diagonal_of_v<E>)
+      backend::sparse_diagonal(dest, e.inner, rowwise);
+    else if constexpr (E::direction == expr::axis::rows)
+      backend::sparse_row_sums(dest, e.inner, rowwise);
+    else
+      backend::sparse_row_sums(dest, e.inner, cached_transpose(rowwise));
+  } else {
+    backend::dense_vector_reduction(dest, e);
+  }
+}
+
 /// Reduces an element-wise expression (or a storage operand) to one value in one pass; with
 /// Square, the sum of the squared values.
 /// `count` (if given) receives the number of values reduced (a sparse operand's stored entries).
@@ -158,13 +216,19 @@ typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what
   using R = expr::result_t<E>;
   using backend = cwise_backend<typename E::space_type>;
   if constexpr (sparse_matrix<R>) {
-    check_keeps_zero(e);
-    fused_temporaries temporaries;
-    const auto& base = values_base(e, temporaries);
-    if (count) *count = static_cast<std::int64_t>(base.values().size());
-    if (kind != reduction::sum && base.values().size() == 0)
-      throw dimension_mismatch(std::string(what) + ": the sparse operand stores no entries");
-    return backend::template reduce_values<Square>(kind, base.values(), e);
+    if constexpr (has_diagonal_scaling<E>()) {
+      // The scaled values first (one pass over the pattern), then their reduction.
+      const R scaled = spade::eval(e);
+      return reduce_cwise<Square>(kind, scaled, what, count);
+    } else {
+      check_keeps_zero(e);
+      fused_temporaries temporaries;
+      const auto& base = values_base(e, temporaries);
+      if (count) *count = static_cast<std::int64_t>(base.values().size());
+      if (kind != reduction::sum && base.values().size() == 0)
+        throw dimension_mismatch(std::string(what) + ": the sparse operand stores no entries");
+      return backend::template reduce_values<Square>(kind, base.values(), e);
+    }
   } else {
     const std::int64_t n = std::int64_t{expr::rows_of(e)} * expr::cols_of(e);
     if (count) *count = n;

@@ -205,6 +205,14 @@ template <class Forced, class Dest, class E>
 void assign(Dest& dest, const E& e) {
   using R = expr::result_t<E>;
   if constexpr (check_assignable<Dest, E>()) {
+    if constexpr (expr::is_diagonal_matrix_v<E>) {
+      dest = diagonal_csr(e);  // as_diagonal(v) alone: the csr with v on its diagonal
+      return;
+    }
+    if constexpr (expr::is_vector_reduction_v<E>) {
+      assign_vector_reduction(dest, e);  // row_sums, col_sums, diagonal: one pass
+      return;
+    }
     if constexpr (fuses_cwise<sparse_matrix<R>, E>() && std::is_void_v<Forced>) {
       assign_cwise(dest, e);  // one fused element-wise pass (or a values-only map)
       return;
@@ -290,6 +298,20 @@ auto host_tree(const E& e) {
   } else if constexpr (expr::is_cast_v<E>) {
     auto inner = host_tree(e.inner);
     return expr::cast_node<typename E::value_type, decltype(inner)>(std::move(inner));
+  } else if constexpr (expr::is_diagonal_matrix_v<E>) {
+    auto diag = host_tree(e.diag);
+    return expr::diagonal_matrix<decltype(diag)>(std::move(diag));
+  } else if constexpr (expr::is_diagonal_scaled_v<E>) {
+    auto diag = host_tree(e.diag);
+    auto inner = host_tree(e.inner);
+    return expr::diagonal_scaled<E::direction, decltype(diag), decltype(inner)>(std::move(diag),
+                                                                                std::move(inner));
+  } else if constexpr (expr::is_axis_sum_v<E>) {
+    auto inner = host_tree(e.inner);
+    return expr::axis_sum<E::direction, decltype(inner)>(std::move(inner));
+  } else if constexpr (expr::is_diagonal_of_v<E>) {
+    auto inner = host_tree(e.inner);
+    return expr::diagonal_of<decltype(inner)>(std::move(inner));
   } else {
     auto inner = host_tree(e.inner);
     return expr::transposed<decltype(inner)>(std::move(inner));

@@ -118,6 +118,17 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
     out << pad << "sparse view -> " << describe_storage<Preview>(viewed_gcoo(e))
         << " (dense -> gcoo once, cached on the dense operand)\n"
         << explain_node<Preview>(e.inner, indent, profile);
+  } else if constexpr (expr::is_vector_reduction_v<E>) {
+    using X = expr::bare_t<decltype(e.inner)>;
+    const char* what = "diagonal";
+    if constexpr (expr::is_axis_sum_v<E>)
+      what = E::direction == expr::axis::rows ? "row sums" : "column sums";
+    out << pad << what << " -> " << type_text<expr::result_t<E>>() << " " << e.rows() << ": "
+        << (sparse_matrix<expr::result_t<X>>
+                ? "one kernel over the stored values in csr form (one warp per row; column sums "
+                  "read the transpose, cached on the operand)\n"
+                : "one kernel over the element-wise tree below (fused; no temporary)\n");
+    if constexpr (!matrix_or_vector<X>) out << explain_node<Preview>(e.inner, indent + 2, profile);
   } else if constexpr (fuses_cwise<sparse_matrix<expr::result_t<E>>, E>()) {
     constexpr bool values = sparse_matrix<expr::result_t<E>>;
     out << pad << "element-wise -> " << type_text<expr::result_t<E>>() << " " << expr::rows_of(e)

@@ -380,8 +380,12 @@ bool refers_to(const E& e, const void* target) {
     return target && data_of(e) == target;
   } else if constexpr (expr::is_scaled_v<E> || expr::is_transposed_v<E> ||
                        expr::is_sparse_view_v<E> || expr::is_cwise_unary_v<E> ||
-                       expr::is_cast_v<E>) {
+                       expr::is_cast_v<E> || expr::is_vector_reduction_v<E>) {
     return refers_to(e.inner, target);
+  } else if constexpr (expr::is_diagonal_matrix_v<E>) {
+    return refers_to(e.diag, target);
+  } else if constexpr (expr::is_diagonal_scaled_v<E>) {
+    return refers_to(e.diag, target) || refers_to(e.inner, target);
   } else {
     return refers_to(e.lhs, target) || refers_to(e.rhs, target);
   }

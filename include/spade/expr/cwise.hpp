@@ -205,6 +205,111 @@ struct cast_node {
   index_t cols() const { return cols_of(inner); }
 };
 
+/// Which way an axis sum runs: row_sums gives one value per row, col_sums one per column.
+enum class axis { rows, cols };
+
+/// row_sums(inner) (Axis rows) or col_sums(inner) (Axis cols): a vector, lazily. Of a sparse
+/// operand, the sums of its stored entries.
+template <axis Axis, class E>
+struct axis_sum {
+  using is_spade_expression = void;
+  using inner_type = bare_t<E>;
+  using value_type = typename inner_type::value_type;
+  using space_type = typename inner_type::space_type;
+  static constexpr axis direction = Axis;
+
+  E inner;
+
+  template <class A>
+  explicit axis_sum(A&& a) : inner(std::forward<A>(a)) {}
+  index_t rows() const { return Axis == axis::rows ? rows_of(inner) : cols_of(inner); }
+  index_t cols() const { return 1; }
+};
+
+/// diagonal(inner): the vector of inner's elements (i, i), i < min(rows, cols), lazily.
+template <class E>
+struct diagonal_of {
+  using is_spade_expression = void;
+  using inner_type = bare_t<E>;
+  using value_type = typename inner_type::value_type;
+  using space_type = typename inner_type::space_type;
+
+  E inner;
+
+  template <class A>
+  explicit diagonal_of(A&& a) : inner(std::forward<A>(a)) {}
+  index_t rows() const { return rows_of(inner) < cols_of(inner) ? rows_of(inner) : cols_of(inner); }
+  index_t cols() const { return 1; }
+};
+
+/// as_diagonal(diag): the square matrix with diag on its diagonal, as an operand of products
+/// (which scale rows or columns); evaluated alone, a csr.
+template <class V>
+struct diagonal_matrix {
+  using is_spade_expression = void;
+  using diag_type = bare_t<V>;
+  using value_type = typename diag_type::value_type;
+  using space_type = typename diag_type::space_type;
+
+  V diag;
+
+  template <class A>
+  explicit diagonal_matrix(A&& a) : diag(std::forward<A>(a)) {}
+  index_t rows() const { return rows_of(diag); }
+  index_t cols() const { return rows_of(diag); }
+};
+
+/// as_diagonal(diag) · inner (Axis rows: row i scaled by diag[i]) or inner · as_diagonal(diag)
+/// (Axis cols: column j scaled by diag[j]), element by element. Throws dimension_mismatch
+/// naming both sizes unless they fit.
+template <axis Axis, class V, class E>
+struct diagonal_scaled {
+  using is_spade_expression = void;
+  using diag_type = bare_t<V>;
+  using inner_type = bare_t<E>;
+  using value_type = typename inner_type::value_type;
+  using space_type = typename inner_type::space_type;
+  static constexpr axis direction = Axis;
+
+  V diag;
+  E inner;
+
+  template <class A, class B>
+  diagonal_scaled(A&& d, B&& e) : diag(std::forward<A>(d)), inner(std::forward<B>(e)) {
+    const index_t fits = Axis == axis::rows ? rows_of(inner) : cols_of(inner);
+    if (rows_of(diag) != fits)
+      throw dimension_mismatch(
+          std::string(Axis == axis::rows ? "as_diagonal(d) * A: d has "
+                                         : "A * as_diagonal(d): d has ") +
+          std::to_string(rows_of(diag)) + " elements, A is " +
+          shape_text(rows_of(inner), cols_of(inner)) +
+          (Axis == axis::rows ? " (d needs one per row)" : " (d needs one per column)"));
+  }
+  index_t rows() const { return rows_of(inner); }
+  index_t cols() const { return cols_of(inner); }
+};
+
+template <class X>
+inline constexpr bool is_diagonal_matrix_v = false;
+template <class V>
+inline constexpr bool is_diagonal_matrix_v<diagonal_matrix<V>> = true;
+template <class X>
+inline constexpr bool is_diagonal_scaled_v = false;
+template <axis Axis, class V, class E>
+inline constexpr bool is_diagonal_scaled_v<diagonal_scaled<Axis, V, E>> = true;
+
+template <class X>
+inline constexpr bool is_axis_sum_v = false;
+template <axis Axis, class E>
+inline constexpr bool is_axis_sum_v<axis_sum<Axis, E>> = true;
+template <class X>
+inline constexpr bool is_diagonal_of_v = false;
+template <class E>
+inline constexpr bool is_diagonal_of_v<diagonal_of<E>> = true;
+/// The nodes that reduce a matrix expression to a vector (one pass over the fused tree below).
+template <class X>
+inline constexpr bool is_vector_reduction_v = is_axis_sum_v<X> || is_diagonal_of_v<X>;
+
 template <class X>
 inline constexpr bool is_cwise_unary_v = false;
 template <class Op, class E>
@@ -220,7 +325,8 @@ inline constexpr bool is_cast_v<cast_node<U, E>> = true;
 
 /// True for the element-wise nodes (the ones only a fused kernel or Eigen's arrays evaluate).
 template <class X>
-inline constexpr bool is_cwise_node_v = is_cwise_unary_v<X> || is_cwise_binary_v<X> || is_cast_v<X>;
+inline constexpr bool is_cwise_node_v =
+    is_cwise_unary_v<X> || is_cwise_binary_v<X> || is_cast_v<X> || is_diagonal_scaled_v<X>;
 
 /// The storage type M with scalar U (a cast's result).
 template <class M, class U>
@@ -243,6 +349,22 @@ struct result<cwise_unary<Op, E>> {
 template <class Op, class L, class R>
 struct result<cwise_binary<Op, L, R>> {
   using type = typename sum_result<result_t<L>, result_t<R>>::type;
+};
+template <axis Axis, class E>
+struct result<axis_sum<Axis, E>> {
+  using type = vector<typename bare_t<E>::value_type, typename bare_t<E>::space_type>;
+};
+template <class E>
+struct result<diagonal_of<E>> {
+  using type = vector<typename bare_t<E>::value_type, typename bare_t<E>::space_type>;
+};
+template <class V>
+struct result<diagonal_matrix<V>> {
+  using type = csr<typename bare_t<V>::value_type, typename bare_t<V>::space_type>;
+};
+template <axis Axis, class V, class E>
+struct result<diagonal_scaled<Axis, V, E>> {
+  using type = result_t<E>;  // a sparse operand keeps its format and pattern
 };
 template <class U, class E>
 struct result<cast_node<U, E>> {

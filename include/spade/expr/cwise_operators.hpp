@@ -201,6 +201,105 @@ auto cwise_min(E&& a, typename expr::bare_t<E>::value_type s) {
   return expr::detail::make_unary<expr::ops::min_scalar_op>(s, std::forward<E>(a));
 }
 
+/// The sums of each row of A (dense or sparse: of its stored entries), as a vector, lazily; A
+/// may be an element-wise expression (row_sums(abs(A)) is one pass).
+template <expr::operand E>
+auto row_sums(E&& a) {
+  static_assert(!is_vector_v<expr::detail::natural_t<E>>,
+                "spade::row_sums: the operand must be a matrix (a vector's sum is spade::sum)");
+  return expr::axis_sum<expr::axis::rows, expr::stored_t<E>>(std::forward<E>(a));
+}
+/// The sums of each column of A (dense or sparse), as a vector, lazily.
+template <expr::operand E>
+auto col_sums(E&& a) {
+  static_assert(!is_vector_v<expr::detail::natural_t<E>>,
+                "spade::col_sums: the operand must be a matrix (a vector's sum is spade::sum)");
+  return expr::axis_sum<expr::axis::cols, expr::stored_t<E>>(std::forward<E>(a));
+}
+/// A's diagonal (elements (i, i), i < min(rows, cols)) as a vector, lazily; A dense or sparse
+/// (an unstored diagonal element is 0).
+template <expr::operand E>
+auto diagonal(E&& a) {
+  static_assert(!is_vector_v<expr::detail::natural_t<E>>,
+                "spade::diagonal: the operand must be a matrix (spade::as_diagonal(v) makes a "
+                "diagonal operand of a vector)");
+  return expr::diagonal_of<expr::stored_t<E>>(std::forward<E>(a));
+}
+
+/// The square matrix with v on its diagonal, as an operand: as_diagonal(d) * A scales A's rows,
+/// A * as_diagonal(d) its columns (one fused pass; a csr A keeps its pattern), as_diagonal(d) * x
+/// is cwise_product(d, x). Alone it evaluates to a csr.
+template <expr::operand E>
+auto as_diagonal(E&& v) {
+  static_assert(is_vector_v<expr::detail::natural_t<E>>,
+                "spade::as_diagonal: the operand must be a vector (spade::diagonal(A) takes a "
+                "matrix's diagonal)");
+  return expr::diagonal_matrix<expr::stored_t<E>>(std::forward<E>(v));
+}
+
+namespace expr::detail {
+
+template <class X>
+decltype(auto) diag_of(X&& d) {
+  if constexpr (std::is_lvalue_reference_v<X>)
+    return (d.diag);
+  else
+    return std::move(d.diag);
+}
+
+/// A product with an as_diagonal operand (operator* sends every such product here).
+template <class L, class R>
+auto diagonal_product(L&& l, R&& r) {
+  using A = bare_t<L>;
+  using B = bare_t<R>;
+  constexpr bool same_space = std::is_same_v<typename A::space_type, typename B::space_type>;
+  constexpr bool same_scalar = std::is_same_v<typename A::value_type, typename B::value_type>;
+  if constexpr (!same_space || !same_scalar) {
+    static_assert(same_space && same_scalar,
+                  "spade: a product with as_diagonal(v): the operands differ in space or scalar "
+                  "type; move or convert one");
+    return unsupported{};
+  } else if constexpr (is_diagonal_matrix_v<A> && is_diagonal_matrix_v<B>) {
+    static_assert(!is_diagonal_matrix_v<B>,
+                  "spade: as_diagonal(a) * as_diagonal(b) is not supported; write "
+                  "as_diagonal(cwise_product(a, b))");
+    return unsupported{};
+  } else if constexpr (is_diagonal_matrix_v<A>) {
+    using M = natural_t<R>;
+    using D = decltype(diag_of(std::forward<L>(l)));
+    if constexpr (is_vector_v<M>) {
+      return cwise_product(diag_of(std::forward<L>(l)), std::forward<R>(r));
+    } else if constexpr (sparse_matrix<M> && !is_csr_v<M>) {
+      static_assert(is_csr_v<M>,
+                    "spade: as_diagonal(d) * A with a sparse A of another format than csr is not "
+                    "supported yet; convert A to spade::csr first");
+      return unsupported{};
+    } else {
+      return diagonal_scaled<axis::rows, stored_t<D>, stored_t<R>>(diag_of(std::forward<L>(l)),
+                                                                   std::forward<R>(r));
+    }
+  } else {
+    using M = natural_t<L>;
+    using D = decltype(diag_of(std::forward<R>(r)));
+    if constexpr (is_vector_v<M>) {
+      static_assert(!is_vector_v<M>,
+                    "spade: x * as_diagonal(d) with a vector x: vectors are columns; write "
+                    "as_diagonal(d) * x or cwise_product(x, d)");
+      return unsupported{};
+    } else if constexpr (sparse_matrix<M> && !is_csr_v<M>) {
+      static_assert(is_csr_v<M>,
+                    "spade: A * as_diagonal(d) with a sparse A of another format than csr is not "
+                    "supported yet; convert A to spade::csr first");
+      return unsupported{};
+    } else {
+      return diagonal_scaled<axis::cols, stored_t<D>, stored_t<L>>(diag_of(std::forward<R>(r)),
+                                                                   std::forward<L>(l));
+    }
+  }
+}
+
+}  // namespace expr::detail
+
 /// `e` with its values converted to U (float or double), lazily: fused into the pass that reads
 /// it. Dense matrices and vectors only, for now.
 template <class U, expr::operand E>

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "spade/expr/cwise_operators.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
 
@@ -41,7 +42,9 @@ template <expr::operand L, expr::operand R>
 auto operator*(L&& lhs, R&& rhs) {
   using A = expr::bare_t<L>;
   using B = expr::bare_t<R>;
-  if constexpr (!expr::detail::same_space<A, B>) {
+  if constexpr (expr::is_diagonal_matrix_v<A> || expr::is_diagonal_matrix_v<B>) {
+    return expr::detail::diagonal_product(std::forward<L>(lhs), std::forward<R>(rhs));
+  } else if constexpr (!expr::detail::same_space<A, B>) {
     static_assert(expr::detail::same_space<A, B>,
                   "spade: operator*: the operands live in different spaces (one cpu, one gpu); "
                   "move one with spade::to_gpu or spade::to_cpu first");
