@@ -90,8 +90,19 @@ double exercise(std::uint64_t seed) {
   const dense_t f = spade::eval<forced>(a * d);
   const auto ref = spade::reference(a * d);
 
+  // Element-wise algebra (one fused kernel each on the gpu), reductions and diagonals.
+  dense_t fused = T(2) * spade::exp(-spade::square(d)) + spade::cwise_product(d, d2) / T(3) - T(1);
+  vector_t xf = spade::abs(x) + spade::cwise_max(w, T(0)) + spade::pow(spade::abs(x), T(1.5));
+  const csr_t kept = spade::sqrt(spade::abs(a)) + spade::cwise_product(a, d);
+  const vector_t sums = spade::row_sums(spade::abs(d)) + spade::col_sums(a) + spade::diagonal(d);
+  const csr_t scaled = spade::as_diagonal(sums) * a * spade::as_diagonal(x);
+  const T reduced = spade::sum(fused) + spade::mean(xf) + spade::max_coeff(kept) +
+                    spade::min_coeff(sums) + spade::squared_norm(spade::tanh(x)) +
+                    spade::sum(scaled) + spade::norm(fused);
+
   // Scalars.
-  const T dots = spade::dot(x, w) + spade::dot(a * x, w) + spade::norm(sx) + spade::norm(x - w);
+  const T dots =
+      spade::dot(x, w) + spade::dot(a * x, w) + spade::norm(sx) + spade::norm(x - w) + reduced;
 
   // Errors.
   int caught = 0;

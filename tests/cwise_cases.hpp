@@ -222,22 +222,37 @@ void check_reductions(std::size_t n, std::uint64_t seed) {
   CHECK(std::memcmp(&again, &got_sum, sizeof(T)) == 0);
 }
 
+/// A random csr's parts: each entry of a row stored with probability `density` (diagonal ones
+/// with `diagonal_density` when that is given), values uniform in [-2, 2); rows i with
+/// i % period == offset stay empty.
+template <class T>
+struct csr_parts {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+};
+template <class T>
+csr_parts<T> random_csr_parts(index_t rows, index_t cols, std::uint64_t seed, double density,
+                              index_t period, index_t offset, double diagonal_density = -1) {
+  splitmix64 rng{seed};
+  csr_parts<T> p;
+  for (index_t i = 0; i < rows; ++i) {
+    for (index_t j = 0; j < cols; ++j)
+      if (i % period != offset &&
+          rng.chance(i == j && diagonal_density >= 0 ? diagonal_density : density)) {
+        p.col_idx.push_back(j);
+        p.values.push_back(static_cast<T>(rng.uniform() * 4 - 2));
+      }
+    p.row_ptr.push_back(static_cast<index_t>(p.col_idx.size()));
+  }
+  return p;
+}
+
 /// Unary maps with f(0) = 0 on a sparse operand keep its pattern and map its stored values.
 template <class T, class Space>
 void check_sparse_values(std::uint64_t seed) {
   CAPTURE(seed);
-  splitmix64 rng{seed};
-  std::vector<index_t> row_ptr{0}, cols;
-  std::vector<T> values;
   const index_t rows = 40, ncols = 33;
-  for (index_t i = 0; i < rows; ++i) {
-    for (index_t j = 0; j < ncols; ++j)
-      if (i % 7 != 3 && rng.chance(0.2)) {  // rows 3, 10, ... stay empty
-        cols.push_back(j);
-        values.push_back(static_cast<T>(rng.uniform() * 4 - 2));
-      }
-    row_ptr.push_back(static_cast<index_t>(cols.size()));
-  }
+  const auto [row_ptr, cols, values] = random_csr_parts<T>(rows, ncols, seed, 0.2, 7, 3);
   const auto a = in_space<Space>(csr<T, cpu>(rows, ncols, row_ptr, cols, values));
   const auto check = [&](std::string what, const csr<T, Space>& got, double (*f)(double)) {
     CAPTURE(what);
@@ -352,23 +367,15 @@ void check_vector_reductions(index_t rows, index_t cols, std::uint64_t seed) {
 template <class T, class Space>
 void check_sparse_vector_reductions(std::uint64_t seed) {
   CAPTURE(seed);
-  splitmix64 rng{seed};
   const index_t rows = 45, cols = 37;
+  const auto [row_ptr, col_idx, values] = random_csr_parts<T>(rows, cols, seed, 0.25, 5, 2, 0.7);
   std::vector<T> dense_values(static_cast<std::size_t>(rows) * cols, T(0));
   std::vector<bool> stored(dense_values.size(), false);
-  std::vector<index_t> row_ptr{0}, col_idx;
-  std::vector<T> values;
-  for (index_t i = 0; i < rows; ++i) {
-    for (index_t j = 0; j < cols; ++j)
-      if (i % 5 != 2 && (i == j ? rng.chance(0.7) : rng.chance(0.25))) {
-        const T v = static_cast<T>(rng.uniform() * 4 - 2);
-        col_idx.push_back(j);
-        values.push_back(v);
-        dense_values[static_cast<std::size_t>(i) * cols + j] = v;
-        stored[static_cast<std::size_t>(i) * cols + j] = true;
-      }
-    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
-  }
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      dense_values[static_cast<std::size_t>(i) * cols + col_idx[k]] = values[k];
+      stored[static_cast<std::size_t>(i) * cols + col_idx[k]] = true;
+    }
   const auto a = in_space<Space>(csr<T, cpu>(rows, cols, row_ptr, col_idx, values));
   const auto plain = axis_sums_of<T>(rows, cols, dense_values, stored, [](double v) { return v; });
   const auto mapped = axis_sums_of<T>(rows, cols, dense_values, stored,
@@ -417,17 +424,7 @@ void check_diagonal_scaling(std::uint64_t seed) {
   CHECK_THROWS_AS(R(spade::as_diagonal(e) * a), dimension_mismatch);
 
   // A csr keeps its pattern; row sums and sums of the scaled values read the same entries.
-  splitmix64 rng{seed};
-  std::vector<index_t> row_ptr{0}, col_idx;
-  std::vector<T> values;
-  for (index_t i = 0; i < rows; ++i) {
-    for (index_t j = 0; j < cols; ++j)
-      if (i % 4 != 1 && rng.chance(0.3)) {
-        col_idx.push_back(j);
-        values.push_back(static_cast<T>(rng.uniform() * 4 - 2));
-      }
-    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
-  }
+  const auto [row_ptr, col_idx, values] = random_csr_parts<T>(rows, cols, seed, 0.3, 4, 1);
   const auto s = in_space<Space>(csr<T, cpu>(rows, cols, row_ptr, col_idx, values));
   const csr<T, Space> scaled = spade::as_diagonal(d) * s * spade::as_diagonal(e);
   const auto h = on_host(scaled);
@@ -456,6 +453,55 @@ void check_diagonal_scaling(std::uint64_t seed) {
   CHECK(hd.nnz() == rows);
   CHECK(mismatches(std::vector<T>(hd.values().begin(), hd.values().end()),
                    std::vector<double>(dv.begin(), dv.end()), 0) == 0u);
+}
+
+/// cwise_product of a csr and a dense matrix (either order, the dense one in Layout): the csr's
+/// pattern, each value times the dense element at its position; row sums and sums of it.
+template <class T, class Space, class Layout>
+void check_masked_product(std::uint64_t seed) {
+  CAPTURE(seed);
+  const index_t rows = 33, cols = 31;
+  const auto [row_ptr, col_idx, values] = random_csr_parts<T>(rows, cols, seed, 0.3, 6, 4);
+  const auto bv = uniform_values<T>(seed + 9, static_cast<std::size_t>(rows) * cols, -2, 2);
+  const auto a = in_space<Space>(csr<T, cpu>(rows, cols, row_ptr, col_idx, values));
+  const auto b = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, bv));
+  std::vector<double> want(values.size()), want_rows(rows, 0.0), magnitude(rows, 0.0);
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      want[k] = std::fabs(double(values[k])) * bv[static_cast<std::size_t>(i) * cols + col_idx[k]];
+      want_rows[i] += want[k];
+      magnitude[i] += std::fabs(want[k]);
+    }
+  for (int order = 0; order < 2; ++order) {
+    CAPTURE(order);
+    const csr<T, Space> got = order == 0 ? csr<T, Space>(spade::cwise_product(spade::abs(a), b))
+                                         : csr<T, Space>(spade::cwise_product(b, spade::abs(a)));
+    const auto h = on_host(got);
+    CHECK(std::vector<index_t>(h.row_ptr().begin(), h.row_ptr().end()) == row_ptr);
+    CHECK(std::vector<index_t>(h.col_idx().begin(), h.col_idx().end()) == col_idx);
+    CHECK(mismatches(std::vector<T>(h.values().begin(), h.values().end()), want, 1) == 0u);
+  }
+  CHECK(sum_mismatches(
+            host_values(vector<T, Space>(spade::row_sums(spade::cwise_product(a, b) * T(-1)))),
+            [&] {
+              std::vector<double> w(want_rows.size());
+              for (index_t i = 0; i < rows; ++i) {
+                w[i] = 0;
+                for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+                  w[i] -= double(values[k]) * bv[static_cast<std::size_t>(i) * cols + col_idx[k]];
+              }
+              return w;
+            }(),
+            magnitude, cols) == 0u);
+  long double total = 0, size = 0;
+  for (double v : want) {
+    total += v;
+    size += std::fabs(v);
+  }
+  CHECK(std::fabs(double(spade::sum(spade::cwise_product(spade::abs(a), b))) - double(total)) <=
+        (values.size() + 8) * std::numeric_limits<T>::epsilon() * double(size));
+  const auto wider = in_space<Space>(dense<T, cpu>(rows, cols + 1));
+  CHECK_THROWS_AS(spade::cwise_product(a, wider), dimension_mismatch);
 }
 
 }  // namespace spade::testing

@@ -105,6 +105,19 @@ TEST_CASE("generated sources compile for sm_90: maps and the three reductions, f
         jit_origin::compiled);
   CHECK(spade::device::jit_compile(spade::detail::fused_csr_source<float>(ssig, false), 90) ==
         jit_origin::compiled);
+  // A csr times a dense matrix of either layout.
+  using masked = decltype(spade::cwise_product(
+                              std::declval<const S&>(),
+                              std::declval<const spade::dense<float, gpu, spade::col_major>&>()) +
+                          spade::cwise_product(std::declval<const S&>(),
+                                               std::declval<const spade::dense<float, gpu>&>()));
+  (void)sizeof(masked*);
+  using masked_chain = decltype(spade::abs(
+      spade::cwise_product(std::declval<const S&>(),
+                           std::declval<const spade::dense<float, gpu, spade::col_major>&>())));
+  const auto& msig = spade::detail::fused_signature_of<true, true, masked_chain>();
+  CHECK(spade::device::jit_compile(spade::detail::fused_csr_map_source<float>(msig), 90) ==
+        jit_origin::compiled);
 }
 
 TEST_CASE("the disk cache: cold, warm, corrupt and truncated files, an unwritable directory") {

@@ -121,3 +121,10 @@ TEST_CASE_TEMPLATE("as_diagonal scales rows and columns; a csr keeps its pattern
   spade::testing::check_diagonal_scaling<T, gpu, row_major>(seed);
   spade::testing::check_diagonal_scaling<T, gpu, col_major>(seed + 5);
 }
+
+TEST_CASE_TEMPLATE("cwise_product of a csr and a dense matrix keeps the csr's pattern", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_masked_product<T, gpu, row_major>(seed);
+  spade::testing::check_masked_product<T, gpu, col_major>(seed + 3);
+}

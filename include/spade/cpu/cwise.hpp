@@ -194,6 +194,17 @@ Eigen::Array<index_t, Eigen::Dynamic, 1> entry_rows_of(const C& pattern) {
   return rows;
 }
 
+/// Each stored entry's position in dense matrix d (for a sparse-times-dense product).
+template <class C, class D>
+Eigen::Array<std::ptrdiff_t, Eigen::Dynamic, 1> entry_offsets_of(const C& pattern, const D& d) {
+  Eigen::Array<std::ptrdiff_t, Eigen::Dynamic, 1> at(
+      static_cast<Eigen::Index>(pattern.values().size()));
+  for (index_t r = 0; r < pattern.rows(); ++r)
+    for (index_t k = pattern.row_ptr()[r]; k < pattern.row_ptr()[r + 1]; ++k)
+      at[k] = static_cast<std::ptrdiff_t>(d.offset(r, pattern.col_idx()[k]));
+  return at;
+}
+
 /// x as one Eigen array expression (nested plans evaluated into `temporaries` first; Eigen
 /// holds the maps and nested expressions by value). Values: the chain over a sparse base, whose
 /// stored values `values` stands for, in the csr `pattern` (for diagonal scalings).
@@ -220,6 +231,13 @@ auto host_expression(const X& x, fused_temporaries& temporaries, const V* values
     auto l = host_expression<Values>(x.lhs, temporaries, values, pattern);
     auto r = host_expression<Values>(x.rhs, temporaries, values, pattern);
     return host_cwise<typename X::op_type>::apply(l, r);
+  } else if constexpr (expr::is_masked_product_v<X>) {
+    auto inner = host_expression<Values>(x.inner, temporaries, values, pattern);
+    const auto& d = fused_input(x.dense, temporaries);
+    const auto& at = temporaries.hold(entry_offsets_of(*pattern, d));
+    const Eigen::Map<const Eigen::Array<typename X::value_type, Eigen::Dynamic, 1>> flat(
+        d.data(), static_cast<Eigen::Index>(d.element_count()));
+    return inner * flat(at);
   } else if constexpr (expr::is_diagonal_scaled_v<X>) {
     auto inner = host_expression<Values>(x.inner, temporaries, values, pattern);
     const auto d = host_array_of(fused_input(x.diag, temporaries));

@@ -101,6 +101,19 @@ std::string fused_text(fused_signature& s) {
     text += s.gathered(cuda_type_name<typename D::value_type>(), index);
     text += " * " + inner + ")";
     return text;
+  } else if constexpr (expr::is_masked_product_v<X>) {
+    static_assert(Values, "spade: a sparse-times-dense product is a values chain");
+    const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
+    using D = expr::result_t<expr::bare_t<decltype(X::dense)>>;
+    s.needs_rows = true;
+    const std::string k = std::to_string(s.inputs);
+    const std::string at = std::is_same_v<typename D::layout_type, row_major>
+                               ? "r * ld" + k + " + col_idx[i]"
+                               : "(long long)col_idx[i] * ld" + k + " + r";
+    std::string text = "(";
+    text += inner;
+    text += " * " + s.gathered(cuda_type_name<typename D::value_type>(), at) + ")";
+    return text;
   } else if constexpr (expr::is_cwise_binary_v<X>) {
     const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
     const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
@@ -410,6 +423,10 @@ void collect_fused(const X& x, fused_arguments& args, fused_temporaries& tempora
   } else if constexpr (expr::is_cwise_unary_v<X>) {
     collect_fused<Values>(x.inner, args, temporaries, values);
     args.scalar(x.param);
+  } else if constexpr (expr::is_masked_product_v<X>) {
+    collect_fused<Values>(x.inner, args, temporaries, values);
+    const auto& d = fused_input(x.dense, temporaries);
+    args.input(d.values().data(), d.leading_dimension());
   } else if constexpr (expr::is_diagonal_scaled_v<X>) {
     collect_fused<Values>(x.inner, args, temporaries, values);
     const auto& d = fused_input(x.diag, temporaries);
@@ -604,7 +621,7 @@ struct cwise_backend<gpu> {
     fused_temporaries temporaries;
     collect_fused<true>(e, args, temporaries, values.data());
     args.owner = values.owner();
-    if constexpr (has_diagonal_scaling<E>()) {
+    if constexpr (reads_entry_positions<E>()) {
       static const std::string source =
           fused_csr_map_source<T>(fused_signature_of<true, true, E>());
       if (result.rows() == 0 || values.size() == 0) return;

@@ -54,7 +54,8 @@ inline constexpr bool fused_interior_v =
 template <bool Values, class X>
 constexpr bool fuses_cwise() {
   if constexpr (expr::is_cwise_node_v<X>) {
-    return !Values || expr::is_cwise_unary_v<X> || expr::is_diagonal_scaled_v<X>;
+    return !Values || expr::is_cwise_unary_v<X> || expr::is_diagonal_scaled_v<X> ||
+           expr::is_masked_product_v<X>;
   } else if constexpr (expr::is_scaled_v<X>) {
     return fuses_cwise<Values, expr::bare_t<decltype(X::inner)>>();
   } else if constexpr (expr::is_sum_v<X> && !Values) {
@@ -70,16 +71,18 @@ constexpr bool fuses_cwise() {
 /// storage operand.
 template <class X>
 inline constexpr bool values_interior_v =
-    expr::is_cwise_unary_v<X> || expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X>;
+    expr::is_cwise_unary_v<X> || expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X> ||
+    expr::is_masked_product_v<X>;
 
-/// True when a values chain scales by a diagonal: its entries need their row or column, so the
-/// pass runs over the csr pattern (and a reduction of it evaluates the chain first).
+/// True when a values chain scales by a diagonal or multiplies by a dense matrix: its entries
+/// need their row and column, so the pass runs over the csr pattern (and a reduction of it
+/// evaluates the chain first).
 template <class X>
-constexpr bool has_diagonal_scaling() {
-  if constexpr (expr::is_diagonal_scaled_v<X>)
+constexpr bool reads_entry_positions() {
+  if constexpr (expr::is_diagonal_scaled_v<X> || expr::is_masked_product_v<X>)
     return true;
   else if constexpr (values_interior_v<X>)
-    return has_diagonal_scaling<expr::bare_t<decltype(X::inner)>>();
+    return reads_entry_positions<expr::bare_t<decltype(X::inner)>>();
   else
     return false;
 }
@@ -134,7 +137,8 @@ void check_keeps_zero(const X& x) {
                   " maps 0 to a nonzero, so on a sparse operand it would fill every unstored "
                   "entry; convert the operand to spade::dense first");
     check_keeps_zero(x.inner);
-  } else if constexpr (expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X>) {
+  } else if constexpr (expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X> ||
+                       expr::is_masked_product_v<X>) {
     check_keeps_zero(x.inner);
   }
 }
@@ -216,7 +220,7 @@ typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what
   using R = expr::result_t<E>;
   using backend = cwise_backend<typename E::space_type>;
   if constexpr (sparse_matrix<R>) {
-    if constexpr (has_diagonal_scaling<E>()) {
+    if constexpr (reads_entry_positions<E>()) {
       // The scaled values first (one pass over the pattern), then their reduction.
       const R scaled = spade::eval(e);
       return reduce_cwise<Square>(kind, scaled, what, count);

@@ -306,6 +306,11 @@ auto host_tree(const E& e) {
     auto inner = host_tree(e.inner);
     return expr::diagonal_scaled<E::direction, decltype(diag), decltype(inner)>(std::move(diag),
                                                                                 std::move(inner));
+  } else if constexpr (expr::is_masked_product_v<E>) {
+    auto inner = host_tree(e.inner);
+    auto dense = host_tree(e.dense);
+    return expr::masked_product<decltype(inner), decltype(dense)>(std::move(inner),
+                                                                  std::move(dense));
   } else if constexpr (expr::is_axis_sum_v<E>) {
     auto inner = host_tree(e.inner);
     return expr::axis_sum<E::direction, decltype(inner)>(std::move(inner));

@@ -386,6 +386,8 @@ bool refers_to(const E& e, const void* target) {
     return refers_to(e.diag, target);
   } else if constexpr (expr::is_diagonal_scaled_v<E>) {
     return refers_to(e.diag, target) || refers_to(e.inner, target);
+  } else if constexpr (expr::is_masked_product_v<E>) {
+    return refers_to(e.dense, target) || refers_to(e.inner, target);
   } else {
     return refers_to(e.lhs, target) || refers_to(e.rhs, target);
   }

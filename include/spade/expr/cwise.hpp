@@ -289,6 +289,36 @@ struct diagonal_scaled {
   index_t cols() const { return cols_of(inner); }
 };
 
+/// cwise_product of a csr `inner` and a dense matrix: the csr's pattern, each stored value
+/// times the dense element at its position.
+template <class S, class D>
+struct masked_product {
+  using is_spade_expression = void;
+  using inner_type = bare_t<S>;
+  using dense_type = bare_t<D>;
+  using value_type = typename inner_type::value_type;
+  using space_type = typename inner_type::space_type;
+
+  S inner;
+  D dense;
+
+  template <class A, class B>
+  masked_product(A&& s, B&& d) : inner(std::forward<A>(s)), dense(std::forward<B>(d)) {
+    if (rows_of(inner) != rows_of(dense) || cols_of(inner) != cols_of(dense))
+      throw dimension_mismatch("cwise_product: the sparse operand is " +
+                               shape_text(rows_of(inner), cols_of(inner)) + ", the dense one " +
+                               shape_text(rows_of(dense), cols_of(dense)) +
+                               " (shapes must be equal)");
+  }
+  index_t rows() const { return rows_of(inner); }
+  index_t cols() const { return cols_of(inner); }
+};
+
+template <class X>
+inline constexpr bool is_masked_product_v = false;
+template <class S, class D>
+inline constexpr bool is_masked_product_v<masked_product<S, D>> = true;
+
 template <class X>
 inline constexpr bool is_diagonal_matrix_v = false;
 template <class V>
@@ -326,7 +356,8 @@ inline constexpr bool is_cast_v<cast_node<U, E>> = true;
 /// True for the element-wise nodes (the ones only a fused kernel or Eigen's arrays evaluate).
 template <class X>
 inline constexpr bool is_cwise_node_v =
-    is_cwise_unary_v<X> || is_cwise_binary_v<X> || is_cast_v<X> || is_diagonal_scaled_v<X>;
+    is_cwise_unary_v<X> || is_cwise_binary_v<X> || is_cast_v<X> || is_diagonal_scaled_v<X> ||
+    is_masked_product_v<X>;
 
 /// The storage type M with scalar U (a cast's result).
 template <class M, class U>
@@ -357,6 +388,10 @@ struct result<axis_sum<Axis, E>> {
 template <class E>
 struct result<diagonal_of<E>> {
   using type = vector<typename bare_t<E>::value_type, typename bare_t<E>::space_type>;
+};
+template <class S, class D>
+struct result<masked_product<S, D>> {
+  using type = result_t<S>;
 };
 template <class V>
 struct result<diagonal_matrix<V>> {

@@ -45,9 +45,9 @@ constexpr bool check_cwise_pair() {
                   "different scalar types, so convert one with spade::cast<T>");
   } else if constexpr (sparse) {
     static_assert(!sparse,
-                  "spade: cwise_product/cwise_quotient/cwise_max/cwise_min of a sparse operand "
-                  "is not supported yet (the pattern intersection of issue 20 is still missing); "
-                  "convert it with spade::convert<spade::dense<T>> first");
+                  "spade: cwise_quotient/cwise_max/cwise_min of a sparse operand, and "
+                  "cwise_product of two sparse ones, are not supported yet; convert one to "
+                  "spade::dense first (cwise_product(csr, dense) keeps the csr's pattern)");
   } else {
     static_assert(dense_pair,
                   "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: both operands must be "
@@ -58,10 +58,28 @@ constexpr bool check_cwise_pair() {
 
 template <class Op, class L, class R>
 auto make_binary(L&& l, R&& r) {
-  if constexpr (check_cwise_pair<L, R>())
+  using A = natural_t<L>;
+  using B = natural_t<R>;
+  if constexpr (std::is_same_v<Op, ops::product_op> &&
+                ((sparse_matrix<A> && is_dense_v<B>) || (is_dense_v<A> && sparse_matrix<B>)) &&
+                std::is_same_v<typename A::space_type, typename B::space_type> &&
+                std::is_same_v<typename A::value_type, typename B::value_type>) {
+    // A sparse operand times a dense one: the sparse pattern, its values scaled element-wise.
+    if constexpr (!is_csr_v<A> && !is_csr_v<B>) {
+      static_assert(is_csr_v<A> || is_csr_v<B>,
+                    "spade::cwise_product of a sparse and a dense operand takes a csr (convert "
+                    "the sparse operand to spade::csr first)");
+      return unsupported{};
+    } else if constexpr (sparse_matrix<A>) {
+      return masked_product<stored_t<L>, stored_t<R>>(std::forward<L>(l), std::forward<R>(r));
+    } else {
+      return masked_product<stored_t<R>, stored_t<L>>(std::forward<R>(r), std::forward<L>(l));
+    }
+  } else if constexpr (check_cwise_pair<L, R>()) {
     return cwise_binary<Op, stored_t<L>, stored_t<R>>(std::forward<L>(l), std::forward<R>(r));
-  else
+  } else {
     return unsupported{};
+  }
 }
 
 }  // namespace expr::detail
