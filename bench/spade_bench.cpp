@@ -49,11 +49,13 @@ const char* const usage_text =
     "  cwise      fused element-wise maps and reductions over --n elements (default 2^26) vs\n"
     "             the device copy bandwidth and CUB DeviceReduce, and a generated kernel's\n"
     "             first call: cold (NVRTC), from the disk cache, in memory\n"
+    "  sddmm      cwise_product(S, X * transpose(Y)) at the --n depths k (default 32,128),\n"
+    "             planned and kernel alone, vs cusparseSDDMM\n"
     "  explain    explain() of every product kind on every matrix of the sets (A*x, A^T*x,\n"
     "             A*B at the --n widths (default 1,8,32,128,512), col-major and A^T*B at 32,\n"
     "             A*A, A*A^T), before and after a first product; nothing timed. Two\n"
     "             commits' outputs compared by bench/explain_diff.py\n"
-    "set options (spmv, spmm, spgemm, explain):\n"
+    "set options (spmv, spmm, spgemm, sddmm, explain):\n"
     "  --matrices DIR    real matrices: every *.mtx.gz in DIR (default $SPADE_MATRIX_DIR)\n"
     "  --sets S          all (default), real or synthetic\n"
     "  --quick           a small subset (4 real, 4 synthetic) that runs in a few minutes\n"
@@ -1438,6 +1440,7 @@ int command_explain(const set_options& so, const options& opt, const run_options
 // After run_options and chosen_kernel, which it uses.
 #include "bench_cg.hpp"
 #include "bench_cwise.hpp"
+#include "bench_sddmm.hpp"
 
 int run(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -1448,7 +1451,7 @@ int run(int argc, char** argv) {
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
       command != "spgemm" && command != "tiled" && command != "cg" && command != "explain" &&
-      command != "cwise") {
+      command != "cwise" && command != "sddmm") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
@@ -1496,7 +1499,7 @@ int run(int argc, char** argv) {
   if (command == "overhead")
     return fp64 ? command_overhead<double>(opt, ro) : command_overhead<float>(opt, ro);
   if (command == "spmv" || command == "spmm" || command == "spgemm" || command == "tiled" ||
-      command == "explain") {
+      command == "explain" || command == "sddmm") {
     set_options so;
     const char* env = std::getenv("SPADE_MATRIX_DIR");
     so.matrix_dir = opt.get("matrices", env ? env : "");
@@ -1512,6 +1515,8 @@ int run(int argc, char** argv) {
       std::printf("no --matrices DIR and no $SPADE_MATRIX_DIR: real matrices skipped\n");
     if (command == "explain")
       return fp64 ? command_explain<double>(so, opt, ro) : command_explain<float>(so, opt, ro);
+    if (command == "sddmm")
+      return fp64 ? command_sddmm<double>(so, opt, ro) : command_sddmm<float>(so, opt, ro);
     return fp64 ? command_products<double>(command, so, opt, ro)
                 : command_products<float>(command, so, opt, ro);
   }

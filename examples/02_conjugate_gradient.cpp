@@ -1,5 +1,6 @@
 // Conjugate gradient in Spade vector algebra, step for step as Eigen's ConjugateGradient does it
-// (Jacobi preconditioner, ‖r‖ < tol·‖b‖), run next to Eigen's for comparison.
+// (Jacobi preconditioner as_diagonal(inverse(diagonal(A))), ‖r‖ < tol·‖b‖), run next to Eigen's
+// for comparison.
 #include <Eigen/IterativeLinearSolvers>
 #include <iostream>
 #include <spade/spade.hpp>
@@ -24,12 +25,11 @@ auto to_space(const M& m) {
 
 template <class Space>
 int run(const sparse_eigen& a_e, const Eigen::VectorXd& b_e, int eigen_iterations) {
-  sparse_eigen m_e(a_e.rows(), a_e.cols());  // M⁻¹ = diag(A)⁻¹ as a sparse matrix: z = M⁻¹·r
-  m_e.setIdentity();                         // is then an SpMV, like every other product here
-  m_e.diagonal() = a_e.diagonal().cwiseInverse();
   auto A = to_space<Space>(spade::from_eigen(a_e));
-  auto M = to_space<Space>(spade::from_eigen(m_e));
   auto b = to_space<Space>(spade::from_eigen(b_e));
+  // Jacobi: M⁻¹ = diag(A)⁻¹, evaluated once; z = M⁻¹·r is then one element-wise kernel.
+  const spade::vector<double, Space> inverse_diagonal = spade::inverse(spade::diagonal(A));
+  const auto M = spade::as_diagonal(inverse_diagonal);
   std::cout << spade::explain(A * b);  // the SpMV every iteration runs
 
   spade::vector<double, Space> x(A.cols());  // x₀ = 0

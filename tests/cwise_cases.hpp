@@ -510,4 +510,79 @@ void check_masked_product(std::uint64_t seed) {
   CHECK_THROWS_AS(spade::cwise_product(a, wider), dimension_mismatch);
 }
 
+/// SDDMM, cwise_product(S, X * transpose(Y)) with X rows × depth in LX and Y cols × depth in LY,
+/// against a double sum per entry: S's pattern kept, each value within (depth + 2)·ε of its
+/// terms' magnitudes; either operand order, scalings folded, a chain and reductions over it, the
+/// same bits on a second run. `Forced` (a kernel tag, or void) evaluates through eval<Forced>.
+template <class T, class Space, class LX, class LY, class Forced = void>
+void check_sddmm(index_t rows, index_t cols, index_t depth, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(rows);
+  CAPTURE(cols);
+  CAPTURE(depth);
+  const auto [row_ptr, col_idx, values] = random_csr_parts<T>(rows, cols, seed, 0.3, 5, 2);
+  const auto xv = uniform_values<T>(seed + 1, static_cast<std::size_t>(rows) * depth, -2, 2);
+  const auto yv = uniform_values<T>(seed + 2, static_cast<std::size_t>(cols) * depth, -2, 2);
+  const auto S = in_space<Space>(csr<T, cpu>(rows, cols, row_ptr, col_idx, values));
+  const auto X = in_space<Space>(dense_from_rowwise<T, LX>(rows, depth, xv));
+  const auto Y = in_space<Space>(dense_from_rowwise<T, LY>(cols, depth, yv));
+  std::vector<double> want(values.size()), size(values.size());
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      long double acc = 0, magnitude = 0;
+      for (index_t t = 0; t < depth; ++t) {
+        const long double term =
+            static_cast<long double>(xv[static_cast<std::size_t>(i) * depth + t]) *
+            yv[static_cast<std::size_t>(col_idx[k]) * depth + t];
+        acc += term;
+        magnitude += std::fabs(term);
+      }
+      want[k] = double(values[k] * acc);
+      size[k] = double(std::fabs(values[k]) * magnitude);
+    }
+  const double eps = std::numeric_limits<T>::epsilon();
+  const auto check = [&](std::string what, const csr<T, Space>& got, double factor,
+                         bool absolute = false) {
+    CAPTURE(what);
+    const auto h = on_host(got);
+    CHECK(std::vector<index_t>(h.row_ptr().begin(), h.row_ptr().end()) == row_ptr);
+    CHECK(std::vector<index_t>(h.col_idx().begin(), h.col_idx().end()) == col_idx);
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const double g = double(h.values()[k]);
+      const double w = absolute ? std::fabs(factor * want[k]) : factor * want[k];
+      if (!(std::fabs(g - w) <= (depth + 2) * eps * std::fabs(factor) * size[k] + 1e-300)) ++wrong;
+    }
+    CHECK(wrong == 0u);
+  };
+  const auto run = [&](const auto& e) {
+    if constexpr (std::is_void_v<Forced>)
+      return csr<T, Space>(e);
+    else
+      return csr<T, Space>(spade::eval<Forced>(e));
+  };
+  const csr<T, Space> first = run(spade::cwise_product(S, X * spade::transpose(Y)));
+  check("S o X*Y^T", first, 1);
+  const csr<T, Space> again = run(spade::cwise_product(S, X * spade::transpose(Y)));
+  const auto stored = [](const csr<T, Space>& m) {
+    const auto h = on_host(m);
+    return std::vector<T>(h.values().begin(), h.values().end());
+  };
+  CHECK(stored(again) == stored(first));
+  check("(X*Y^T) o S with scalings",
+        run(spade::cwise_product((T(2) * X) * spade::transpose(Y * T(-0.5)), S)), -1);
+  if constexpr (std::is_void_v<Forced>) {
+    check("abs of it", csr<T, Space>(spade::abs(spade::cwise_product(S, X * spade::transpose(Y)))),
+          1, true);
+    const auto summed = spade::sum(spade::cwise_product(S, X * spade::transpose(Y)));
+    long double total = 0, magnitude = 0;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      total += want[k];
+      magnitude += size[k];
+    }
+    CHECK(std::fabs(double(summed) - double(total)) <=
+          (depth + double(want.size()) + 4) * eps * double(magnitude) + 1e-300);
+  }
+}
+
 }  // namespace spade::testing

@@ -54,3 +54,18 @@
   template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                \
   template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&, \
                                                 tile_arithmetic);
+
+#define SPADE_KERNELS_SDDMM_PAIR(T, LA, LB)                                                        \
+  template sddmm_launch sddmm<T, LA, LB>(T, const csr<T, gpu>&, const dense<T, gpu, LA>&,          \
+                                         operation, const dense<T, gpu, LB>&, operation,           \
+                                         csr<T, gpu>&, bool);                                      \
+  template sddmm_launch cusparse_sddmm<T, LA, LB>(T, const csr<T, gpu>&, const dense<T, gpu, LA>&, \
+                                                  operation, const dense<T, gpu, LB>&, operation,  \
+                                                  csr<T, gpu>&);
+
+/// Everything sddmm.cu defines, for scalar T.
+#define SPADE_KERNELS_SDDMM_INSTANTIATIONS(T)       \
+  SPADE_KERNELS_SDDMM_PAIR(T, row_major, row_major) \
+  SPADE_KERNELS_SDDMM_PAIR(T, row_major, col_major) \
+  SPADE_KERNELS_SDDMM_PAIR(T, col_major, row_major) \
+  SPADE_KERNELS_SDDMM_PAIR(T, col_major, col_major)

@@ -83,6 +83,20 @@ std::vector<T> tile_product_probe(const std::vector<T>&, const std::vector<T>&, 
   no_cuda("tile_product_probe");
 }
 
+std::string sddmm_launch::describe() const {
+  return "no CUDA";
+}
+template <scalar T, layout LA, layout LB>
+sddmm_launch sddmm(T, const csr<T, gpu>&, const dense<T, gpu, LA>&, operation,
+                   const dense<T, gpu, LB>&, operation, csr<T, gpu>&, bool) {
+  no_cuda("sddmm");
+}
+template <scalar T, layout LA, layout LB>
+sddmm_launch cusparse_sddmm(T, const csr<T, gpu>&, const dense<T, gpu, LA>&, operation,
+                            const dense<T, gpu, LB>&, operation, csr<T, gpu>&) {
+  no_cuda("cusparse_sddmm");
+}
+
 SPADE_KERNELS_ROWWISE_INSTANTIATIONS(float)
 SPADE_KERNELS_ROWWISE_INSTANTIATIONS(double)
 SPADE_KERNELS_ELLR_INSTANTIATIONS(float)
@@ -93,5 +107,7 @@ SPADE_KERNELS_HASH_SPGEMM_INSTANTIATIONS(float)
 SPADE_KERNELS_HASH_SPGEMM_INSTANTIATIONS(double)
 SPADE_KERNELS_TILED_INSTANTIATIONS(float)
 SPADE_KERNELS_TILED_INSTANTIATIONS(double)
+SPADE_KERNELS_SDDMM_INSTANTIATIONS(float)
+SPADE_KERNELS_SDDMM_INSTANTIATIONS(double)
 
 }  // namespace spade::device

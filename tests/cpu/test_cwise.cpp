@@ -100,3 +100,25 @@ TEST_CASE_TEMPLATE("cwise_product of a csr and a dense matrix keeps the csr's pa
   spade::testing::check_masked_product<T, cpu, row_major>(seed);
   spade::testing::check_masked_product<T, cpu, col_major>(seed + 3);
 }
+
+TEST_CASE_TEMPLATE("SDDMM samples X * transpose(Y) at a csr's entries without forming it", T, float,
+                   double) {
+  using spade::testing::check_sddmm;
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  check_sddmm<T, cpu, row_major, row_major>(33, 31, 64, seed);
+  check_sddmm<T, cpu, col_major, row_major>(31, 33, 7, seed + 1);
+  check_sddmm<T, cpu, row_major, col_major>(40, 37, 257, seed + 2);
+  check_sddmm<T, cpu, row_major, row_major>(1, 1, 1, seed + 3);
+  check_sddmm<T, cpu, row_major, row_major>(5, 4, 0, seed + 4);
+  check_sddmm<T, cpu, row_major, row_major>(0, 0, 3, seed + 5);
+  check_sddmm<T, cpu, row_major, row_major, spade::kernels::eigen_sddmm>(33, 31, 16, seed + 6);
+
+  const spade::csr<T, cpu> s(3, 2, {0, 1, 1, 2}, {1, 0}, {T(2), T(3)});
+  const spade::dense<T, cpu> x(3, 4), y(2, 4), z(2, 5), w(3, 4);
+  CHECK_THROWS_AS(spade::cwise_product(s, x * spade::transpose(z)), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::cwise_product(s, x * spade::transpose(w)), spade::dimension_mismatch);
+  const std::string text = spade::explain(spade::cwise_product(s, x * spade::transpose(y)));
+  CHECK(spade::testing::contains(text, "SDDMM -> csr<"));
+  CHECK(spade::testing::contains(text, "eigen_sddmm"));
+  CHECK(spade::testing::contains(text, "(A*B never formed)"));
+}

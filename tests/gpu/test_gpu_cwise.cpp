@@ -128,3 +128,52 @@ TEST_CASE_TEMPLATE("cwise_product of a csr and a dense matrix keeps the csr's pa
   spade::testing::check_masked_product<T, gpu, row_major>(seed);
   spade::testing::check_masked_product<T, gpu, col_major>(seed + 3);
 }
+
+TEST_CASE_TEMPLATE("SDDMM on the gpu: sampled at the csr's entries, either kernel", T, float,
+                   double) {
+  using spade::testing::check_sddmm;
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  check_sddmm<T, gpu, row_major, row_major>(33, 31, 64, seed);      // 16-byte loads
+  check_sddmm<T, gpu, row_major, row_major>(31, 33, 7, seed + 1);   // one element per load
+  check_sddmm<T, gpu, col_major, row_major>(40, 37, 33, seed + 2);  // strided along k
+  check_sddmm<T, gpu, row_major, col_major>(37, 40, 257, seed + 3);
+  check_sddmm<T, gpu, col_major, col_major>(1, 1, 1, seed + 4);
+  check_sddmm<T, gpu, row_major, row_major>(5, 4, 0, seed + 5);
+  check_sddmm<T, gpu, row_major, row_major>(0, 0, 3, seed + 6);
+  check_sddmm<T, gpu, row_major, row_major>(1000003, 3, 32, seed + 7);
+  check_sddmm<T, gpu, row_major, row_major, spade::kernels::sddmm>(300, 200, 128, seed + 8);
+  check_sddmm<T, gpu, row_major, row_major, spade::kernels::cusparse_sddmm>(300, 200, 128,
+                                                                            seed + 9);
+  check_sddmm<T, gpu, col_major, row_major, spade::kernels::cusparse_sddmm>(33, 31, 9, seed + 10);
+}
+
+TEST_CASE_TEMPLATE("the sddmm kernels write every sampled value of a NaN-poisoned result", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  CAPTURE(seed);
+  const auto [row_ptr, col_idx, values] =
+      spade::testing::random_csr_parts<T>(65, 70, seed, 0.2, 9, 4);
+  const auto s = spade::to_gpu(spade::csr<T, cpu>(65, 70, row_ptr, col_idx, values));
+  const auto x = spade::to_gpu(spade::dense<T, cpu>::ones(65, 12));
+  const auto y = spade::to_gpu(spade::dense<T, cpu>::constant(70, 12, T(0.5)));
+  const std::vector<T> poison(values.size(), std::numeric_limits<T>::quiet_NaN());
+  for (int vendor = 0; vendor < 2; ++vendor) {
+    CAPTURE(vendor);
+    spade::csr<T, gpu> out = spade::to_gpu(spade::csr<T, cpu>(65, 70, row_ptr, col_idx, poison));
+    if (vendor)
+      spade::device::cusparse_sddmm(T(1), s, x, spade::device::operation::none, y,
+                                    spade::device::operation::transpose, out);
+    else
+      spade::device::sddmm(T(1), s, x, spade::device::operation::none, y,
+                           spade::device::operation::transpose, out);
+    const auto h = spade::to_cpu(out);
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < values.size(); ++k)
+      if (!(h.values()[k] == values[k] * T(6))) ++wrong;  // 12 terms of 1 · 0.5
+    CHECK(wrong == 0u);
+  }
+  const std::string text = spade::explain(spade::cwise_product(s, x * spade::transpose(y)));
+  CHECK(spade::testing::contains(text, "SDDMM -> csr<"));
+  CHECK(spade::testing::contains(text, "kernel: sddmm"));
+  CHECK(spade::testing::contains(text, "cusparse_sddmm"));
+}

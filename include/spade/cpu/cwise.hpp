@@ -189,7 +189,7 @@ template <class C>
 Eigen::Array<index_t, Eigen::Dynamic, 1> entry_rows_of(const C& pattern) {
   Eigen::Array<index_t, Eigen::Dynamic, 1> rows(static_cast<Eigen::Index>(pattern.values().size()));
   for (index_t r = 0; r < pattern.rows(); ++r)
-    for (index_t k = pattern.row_ptr()[r]; k < pattern.row_ptr()[r + 1]; ++k)
+    for (index_t k = pattern.row_ptr().data()[r]; k < pattern.row_ptr().data()[r + 1]; ++k)
       rows[k] = r;
   return rows;
 }
@@ -200,8 +200,8 @@ Eigen::Array<std::ptrdiff_t, Eigen::Dynamic, 1> entry_offsets_of(const C& patter
   Eigen::Array<std::ptrdiff_t, Eigen::Dynamic, 1> at(
       static_cast<Eigen::Index>(pattern.values().size()));
   for (index_t r = 0; r < pattern.rows(); ++r)
-    for (index_t k = pattern.row_ptr()[r]; k < pattern.row_ptr()[r + 1]; ++k)
-      at[k] = static_cast<std::ptrdiff_t>(d.offset(r, pattern.col_idx()[k]));
+    for (index_t k = pattern.row_ptr().data()[r]; k < pattern.row_ptr().data()[r + 1]; ++k)
+      at[k] = static_cast<std::ptrdiff_t>(d.offset(r, pattern.col_idx().data()[k]));
   return at;
 }
 
@@ -307,6 +307,27 @@ struct cwise_backend<cpu> {
     host_destination(dest) = values;
   }
 
+  /// s's pattern with the values alpha · s's values ∘ (op(A)·op(B)) at s's entries: a dot
+  /// product per entry, summed in order of k (eigen_sddmm; the only cpu candidate).
+  template <class Forced, class T, class A, class B>
+  static csr<T, cpu> sddmm(T alpha, const csr<T, cpu>& s, const A& a, bool ta, const B& b,
+                           bool tb) {
+    csr<T, cpu> out = s;
+    const index_t depth = ta ? a.rows() : a.cols();
+    const T* x = a.data();
+    const T* y = b.data();
+    for (index_t r = 0; r < s.rows(); ++r)
+      for (index_t k = s.row_ptr().data()[r]; k < s.row_ptr().data()[r + 1]; ++k) {
+        const index_t c = s.col_idx().data()[k];
+        T acc = T(0);
+        for (index_t t = 0; t < depth; ++t)
+          acc += x[ta ? a.offset(t, r) : a.offset(r, t)] * y[tb ? b.offset(c, t) : b.offset(t, c)];
+        out.values()[static_cast<std::size_t>(k)] =
+            alpha * s.values()[static_cast<std::size_t>(k)] * acc;
+      }
+    return out;
+  }
+
   template <class Dest, class E>
   static void dense_vector_reduction(Dest& dest, const E& e) {
     fused_temporaries temporaries;
@@ -329,7 +350,7 @@ struct cwise_backend<cpu> {
     shape_destination(dest, a.rows(), 1);
     for (index_t r = 0; r < a.rows(); ++r) {
       T acc = 0;
-      for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k)
+      for (index_t k = a.row_ptr().data()[r]; k < a.row_ptr().data()[r + 1]; ++k)
         acc += mapped[k];
       dest.values()[static_cast<std::size_t>(r)] = acc;
     }
@@ -345,8 +366,8 @@ struct cwise_backend<cpu> {
     shape_destination(dest, n, 1);
     for (index_t r = 0; r < n; ++r) {
       T value = 0;
-      for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k)
-        if (a.col_idx()[k] == r) value = mapped[k];
+      for (index_t k = a.row_ptr().data()[r]; k < a.row_ptr().data()[r + 1]; ++k)
+        if (a.col_idx().data()[k] == r) value = mapped[k];
       dest.values()[static_cast<std::size_t>(r)] = value;
     }
   }

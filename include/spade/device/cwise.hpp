@@ -10,10 +10,12 @@
 #include "spade/core/context.hpp"
 #include "spade/core/device_buffer.hpp"
 #include "spade/device/jit.hpp"
+#include "spade/device/kernels.hpp"
 #include "spade/eval/cwise.hpp"
 #include "spade/eval/run_kernel.hpp"
 #include "spade/expr/cwise.hpp"
 #include "spade/expr/result.hpp"
+#include "spade/plan/kernels.hpp"
 
 namespace spade::detail {
 
@@ -543,6 +545,30 @@ struct cwise_backend<gpu> {
                                                     : "compiled by NVRTC at first use");
     }
     return "one fused kernel spade_fused_map (" + where + "): out[i] = " + sig.body;
+  }
+
+  /// s's pattern with the values alpha · s's values ∘ (op(A)·op(B)) at s's entries: Spade's
+  /// sddmm kernel, which writes the pattern in the same launch, or cusparseSDDMM (into a copy of
+  /// s) when eval<kernels::cusparse_sddmm> forces it.
+  template <class Forced, class T, class A, class B>
+  static csr<T, gpu> sddmm(T alpha, const csr<T, gpu>& s, const A& a, bool ta, const B& b,
+                           bool tb) {
+    const auto op_a = ta ? device::operation::transpose : device::operation::none;
+    const auto op_b = tb ? device::operation::transpose : device::operation::none;
+    if constexpr (std::is_same_v<Forced, kernels::cusparse_sddmm>) {
+      csr<T, gpu> out = s;
+      device::cusparse_sddmm(alpha, s, a, op_a, b, op_b, out);
+      return out;
+    } else {
+      context* owner = s.row_ptr().owner();
+      context& ctx = owner ? *owner : default_context();
+      const auto n = static_cast<std::size_t>(s.nnz());
+      csr<T, gpu> out(unchecked, s.rows(), s.cols(),
+                      device_buffer<index_t>(static_cast<std::size_t>(s.rows()) + 1, ctx),
+                      device_buffer<index_t>(n, ctx), device_buffer<T>(n, ctx));
+      device::sddmm(alpha, s, a, op_a, b, op_b, out, true);
+      return out;
+    }
   }
 
   template <class Dest, class E>

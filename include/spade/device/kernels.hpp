@@ -200,4 +200,32 @@ void rowwise_spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, 
 template <scalar T>
 csr<T, gpu> transpose_by_sort(const csr<T, gpu>& a);
 
+/// How an SDDMM ran (for explain and the benchmark): lanes summing one entry and elements per
+/// load (0 lanes: a lane per entry, for operands strided along k), or the vendor call.
+struct sddmm_launch {
+  int group_lanes = 0;
+  int vector_width = 0;
+  bool vendor = false;
+  std::string describe() const;
+};
+
+/// out.values = alpha · S.values ∘ (op(A)·op(B)) at S's entries, never forming op(A)·op(B):
+/// warps take chunks of consecutive entries (long rows shared, short ones packed), each entry's
+/// sum over k taken by a group of lanes with 16-byte loads where both operands are contiguous
+/// along k (X·Yᵀ of row-major X and Y), else by one lane. `out` has S's shape and entry count;
+/// it holds S's pattern already (its values may be S's own), or `copy_pattern` has the same
+/// launch write S's row_ptr and col_idx into it. Sums run in a fixed order: the same bits every
+/// run. NaN and Inf propagate as in Eigen's dense product.
+template <scalar T, layout LA, layout LB>
+sddmm_launch sddmm(T alpha, const csr<T, gpu>& s, const dense<T, gpu, LA>& a, operation op_a,
+                   const dense<T, gpu, LB>& b, operation op_b, csr<T, gpu>& out,
+                   bool copy_pattern = false);
+
+/// The same through cusparseSDDMM, which samples S's pattern only, followed by a pass that
+/// multiplies in S's values. `out`'s values must not be S's.
+template <scalar T, layout LA, layout LB>
+sddmm_launch cusparse_sddmm(T alpha, const csr<T, gpu>& s, const dense<T, gpu, LA>& a,
+                            operation op_a, const dense<T, gpu, LB>& b, operation op_b,
+                            csr<T, gpu>& out);
+
 }  // namespace spade::device

@@ -70,16 +70,17 @@ constexpr bool fuses_cwise() {
 /// operations and scalings over one sparse base, which is evaluated first when it is not a
 /// storage operand.
 template <class X>
-inline constexpr bool values_interior_v =
-    expr::is_cwise_unary_v<X> || expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X> ||
-    expr::is_masked_product_v<X>;
+inline constexpr bool values_interior_v = expr::is_cwise_unary_v<X> || expr::is_scaled_v<X> ||
+                                          expr::is_diagonal_scaled_v<X> ||
+                                          (expr::is_masked_product_v<X> && !expr::is_sddmm_v<X>);
 
 /// True when a values chain scales by a diagonal or multiplies by a dense matrix: its entries
 /// need their row and column, so the pass runs over the csr pattern (and a reduction of it
 /// evaluates the chain first).
 template <class X>
 constexpr bool reads_entry_positions() {
-  if constexpr (expr::is_diagonal_scaled_v<X> || expr::is_masked_product_v<X>)
+  if constexpr (expr::is_diagonal_scaled_v<X> ||
+                (expr::is_masked_product_v<X> && !expr::is_sddmm_v<X>))
     return true;
   else if constexpr (values_interior_v<X>)
     return reads_entry_positions<expr::bare_t<decltype(X::inner)>>();
@@ -165,6 +166,30 @@ void assign_cwise(Dest& dest, const E& e) {
     // evaluates nested plans (x = exp(A*x)) before it shapes the destination.
     backend::assign(dest, e);
   }
+}
+
+/// dest = cwise_product(S, op(A)·op(B)) (SDDMM, its own plan): op(A)·op(B) sampled at S's
+/// entries, never formed. S in csr form (its conversion cached), A and B dense (nested plans
+/// evaluated first; scalings folded into alpha, transposes into op flags). Forced: the kernel
+/// eval<K> named, else the back end's choice.
+template <class Forced, class Dest, class E>
+void assign_sddmm(Dest& dest, const E& e) {
+  using R = expr::result_t<E>;
+  using T = typename R::value_type;
+  using rowwise_type = csr<T, typename R::space_type>;
+  using backend = cwise_backend<typename R::space_type>;
+  fused_temporaries temporaries;
+  const auto& s = cached_convert<rowwise_type>(fused_input(e.inner, temporaries));
+  with_operand(e.dense.lhs, [&](const auto& a, bool ta, T sa) {
+    return with_operand(e.dense.rhs, [&](const auto& b, bool tb, T sb) {
+      rowwise_type result = backend::template sddmm<Forced>(sa * sb, s, a, ta, b, tb);
+      if constexpr (std::is_same_v<Dest, rowwise_type>)
+        dest = std::move(result);
+      else
+        dest = convert<Dest>(result);
+      return 0;
+    });
+  });
 }
 
 /// The csr with as_diagonal(v)'s vector on its diagonal (v evaluated first when it is an

@@ -213,6 +213,10 @@ void assign(Dest& dest, const E& e) {
       assign_vector_reduction(dest, e);  // row_sums, col_sums, diagonal: one pass
       return;
     }
+    if constexpr (expr::is_sddmm_v<E>) {
+      assign_sddmm<Forced>(dest, e);  // sampled at S's entries, never forming X·Yᵀ
+      return;
+    }
     if constexpr (fuses_cwise<sparse_matrix<R>, E>() && std::is_void_v<Forced>) {
       assign_cwise(dest, e);  // one fused element-wise pass (or a values-only map)
       return;

@@ -129,6 +129,25 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
                   "read the transpose, cached on the operand)\n"
                 : "one kernel over the element-wise tree below (fused; no temporary)\n");
     if constexpr (!matrix_or_vector<X>) out << explain_node<Preview>(e.inner, indent + 2, profile);
+  } else if constexpr (expr::is_sddmm_v<E>) {
+    constexpr bool on_gpu = Preview || std::is_same_v<typename E::space_type, gpu>;
+    using T = typename E::value_type;
+    out << pad << "SDDMM -> csr<" << (std::is_same_v<T, float> ? "float" : "double") << ", "
+        << (on_gpu ? "gpu" : "cpu") << "> " << e.rows() << "x" << e.cols()
+        << ": S's pattern, each entry S(i,j) * (A*B)(i,j) with k = " << expr::cols_of(e.dense.lhs)
+        << " (A*B never formed)\n"
+        << pad << "  kernel: "
+        << (on_gpu ? "sddmm (warps take chunks of consecutive entries, a group of lanes per entry "
+                     "summing over k with 16-byte loads where A's rows and B's columns are "
+                     "contiguous; one launch, the pattern copied by it; the same bits every run); "
+                     "candidates: 1. sddmm, 2. cusparse_sddmm (cusparseSDDMM samples "
+                     "the pattern only, S's values multiplied in after; eval<kernels::"
+                     "cusparse_sddmm> forces it)"
+                   : "eigen_sddmm (a dot product per stored entry)")
+        << "\n";
+    out << pad << "  S: " << describe_operand<Preview>(e.inner, indent + 4, profile);
+    out << pad << "  A: " << describe_operand<Preview>(e.dense.lhs, indent + 4, profile);
+    out << pad << "  B: " << describe_operand<Preview>(e.dense.rhs, indent + 4, profile);
   } else if constexpr (fuses_cwise<sparse_matrix<expr::result_t<E>>, E>()) {
     constexpr bool values = sparse_matrix<expr::result_t<E>>;
     out << pad << "element-wise -> " << type_text<expr::result_t<E>>() << " " << expr::rows_of(e)

@@ -319,6 +319,15 @@ inline constexpr bool is_masked_product_v = false;
 template <class S, class D>
 inline constexpr bool is_masked_product_v<masked_product<S, D>> = true;
 
+/// SDDMM: a masked product whose dense operand is a product of two dense matrices
+/// (cwise_product(S, X * transpose(Y))). It has a plan of its own that samples the product at
+/// S's entries and never forms it.
+template <class X>
+inline constexpr bool is_sddmm_v = false;
+template <class S, class L, class R>
+inline constexpr bool is_sddmm_v<masked_product<S, product<L, R>>> =
+    is_dense_v<result_t<L>>&& is_dense_v<result_t<R>>;
+
 template <class X>
 inline constexpr bool is_diagonal_matrix_v = false;
 template <class V>

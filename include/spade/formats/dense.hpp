@@ -61,8 +61,11 @@ class dense {
   }
   /// Position of element (i, j) in values().
   std::size_t offset(index_t i, index_t j) const noexcept {
-    return std::is_same_v<Layout, row_major> ? static_cast<std::size_t>(i) * cols_ + j
-                                             : static_cast<std::size_t>(j) * rows_ + i;
+    const auto at = [](index_t outer, index_t extent, index_t inner) {
+      return static_cast<std::size_t>(outer) * static_cast<std::size_t>(extent) +
+             static_cast<std::size_t>(inner);
+    };
+    return std::is_same_v<Layout, row_major> ? at(i, cols_, j) : at(j, rows_, i);
   }
 
   T* data() noexcept {

@@ -66,6 +66,20 @@ struct cusparse_csr_add : transposed_copied {
   static constexpr const char* name = "cusparse_csr_add";
   using space = gpu;
 };
+// SDDMM, S ∘ (X·Yᵀ) sampled at S's entries: Eigen on the host (a dot product per entry), Spade's
+// kernel and cusparseSDDMM (which samples the pattern only; S's values are multiplied in after).
+struct eigen_sddmm : op_flags {
+  static constexpr const char* name = "eigen_sddmm";
+  using space = cpu;
+};
+struct sddmm : op_flags {
+  static constexpr const char* name = "sddmm";
+  using space = gpu;
+};
+struct cusparse_sddmm : op_flags {
+  static constexpr const char* name = "cusparse_sddmm";
+  using space = gpu;
+};
 // Ours: GCOO sparse × row-major dense (paper 000/001, re-designed for sm_90), and the paper's
 // Algorithm 2 as published (the baseline; chosen only when forced).
 struct gcoo_spmm

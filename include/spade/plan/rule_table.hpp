@@ -8,10 +8,14 @@
 
 #include <type_traits>
 
+#include "spade/core/space.hpp"
+#include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
+#include "spade/plan/kernels.hpp"
 #include "spade/plan/rules/products.hpp"
 #include "spade/plan/rules/sums.hpp"
+#include "spade/plan/steps.hpp"
 
 namespace spade::plan {
 
@@ -65,6 +69,21 @@ struct plan_for<expr::product<L, R>>
 template <class L, class R>
 struct plan_for<expr::sum<L, R>>
     : binary_plan<expr::sum<L, R>, expr::result_t<L>, expr::result_t<R>> {};
+// SDDMM is a plan of its own: the kernels that sample a dense product at a csr's entries.
+template <class S, class D>
+struct plan_for<expr::masked_product<S, D>> {
+  static constexpr bool sddmm = expr::is_sddmm_v<expr::masked_product<S, D>>;
+  static constexpr bool on_gpu =
+      std::is_same_v<typename expr::masked_product<S, D>::space_type, gpu>;
+  using candidates = std::conditional_t<
+      !sddmm, plan::candidates<>,
+      std::conditional_t<on_gpu,
+                         plan::candidates<plan::candidate<kernels::sddmm, plan::steps<>>,
+                                          plan::candidate<kernels::cusparse_sddmm, plan::steps<>>>,
+                         plan::candidates<plan::candidate<kernels::eigen_sddmm, plan::steps<>>>>>;
+  template <class Kernel>
+  static constexpr bool has_kernel = candidates::template has_kernel<Kernel>;
+};
 // Scaling and transposition fold into the kernel (alpha, op flags) of the node they wrap.
 template <class E>
 struct plan_for<expr::scaled<E>> : plan_for<expr::bare_t<E>> {};
