@@ -93,29 +93,14 @@ class vector {
     else
       return *values_.data();  // not reached: the static_assert has failed
   }
+  /// x(i): the same as x[i] (Eigen's spelling).
   template <class S = Space>
   T& operator()(index_t i) {
-    static_assert(
-        std::is_same_v<S, cpu>,
-        "spade::vector: x(i) and x[i] read and write elements of a cpu vector only, so copy a "
-        "gpu one to the host with spade::to_cpu first");
-    if constexpr (std::is_same_v<S, cpu>) {
-      cache_.clear();
-      return values_[checked_index(i)];
-    } else {
-      return *values_.data();  // not reached: the static_assert has failed
-    }
+    return this->template operator[]<S>(i);
   }
   template <class S = Space>
   const T& operator()(index_t i) const {
-    static_assert(
-        std::is_same_v<S, cpu>,
-        "spade::vector: x(i) and x[i] read and write elements of a cpu vector only, so copy a "
-        "gpu one to the host with spade::to_cpu first");
-    if constexpr (std::is_same_v<S, cpu>)
-      return values_[checked_index(i)];
-    else
-      return *values_.data();  // not reached: the static_assert has failed
+    return this->template operator[]<S>(i);
   }
 
   /// Conversions and transposed copies the planner derived from this object.

@@ -114,10 +114,15 @@ void print_entries(std::ostream& out, const csr<T, cpu>& m) {
   for (index_t i = 0; i < m.rows() && listed < max_entries_shown; ++i)
     for (index_t k = m.row_ptr()[static_cast<std::size_t>(i)];
          k < m.row_ptr()[static_cast<std::size_t>(i) + 1] && listed < max_entries_shown;
-         ++k, ++listed)
-      cells.push_back({"(" + std::to_string(i) + ", " +
-                           std::to_string(m.col_idx()[static_cast<std::size_t>(k)]) + ")",
-                       number(out, m.values()[static_cast<std::size_t>(k)])});
+         ++k, ++listed) {
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "(" + temporary.
+      std::string at = "(";
+      at += std::to_string(i);
+      at += ", ";
+      at += std::to_string(m.col_idx()[static_cast<std::size_t>(k)]);
+      at += ")";
+      cells.push_back({std::move(at), number(out, m.values()[static_cast<std::size_t>(k)])});
+    }
   print_table(out, cells);
   if (m.nnz() > listed) out << "... (" << (m.nnz() - listed) << " more stored entries)\n";
 }
