@@ -510,6 +510,25 @@ void check_masked_product(std::uint64_t seed) {
   CHECK_THROWS_AS(spade::cwise_product(a, wider), dimension_mismatch);
 }
 
+/// SDDMM of a default-constructed S (no rows, no row_ptr entries) and of an S without entries:
+/// S's empty pattern back, nothing read.
+template <class T, class Space>
+void check_sddmm_of_empty() {
+  const csr<T, Space> none;
+  const auto x0 = in_space<Space>(dense<T, cpu>(0, 3));
+  const csr<T, Space> r0 = spade::cwise_product(none, x0 * spade::transpose(x0));
+  CHECK(r0.rows() == 0);
+  CHECK(r0.nnz() == 0);
+  const auto s = in_space<Space>(csr<T, cpu>(4, 5, {0, 0, 0, 0, 0}, {}, {}));
+  const auto x = in_space<Space>(dense<T, cpu>::ones(4, 8));
+  const auto y = in_space<Space>(dense<T, cpu>::ones(5, 8));
+  const csr<T, Space> r = spade::cwise_product(s, x * spade::transpose(y));
+  CHECK(r.rows() == 4);
+  CHECK(r.cols() == 5);
+  CHECK(r.nnz() == 0);
+  CHECK(spade::sum(spade::cwise_product(s, x * spade::transpose(y))) == T(0));
+}
+
 /// SDDMM, cwise_product(S, X * transpose(Y)) with X rows × depth in LX and Y cols × depth in LY,
 /// against a double sum per entry: S's pattern kept, each value within (depth + 2)·ε of its
 /// terms' magnitudes; either operand order, scalings folded, a chain and reductions over it, the
@@ -569,6 +588,18 @@ void check_sddmm(index_t rows, index_t cols, index_t depth, std::uint64_t seed) 
     return std::vector<T>(h.values().begin(), h.values().end());
   };
   CHECK(stored(again) == stored(first));
+  // The same product as transpose(Xt) * Yt with Xt = Xᵀ and Yt = Yᵀ stored: op(A) transposed,
+  // op(B) not (strided along k on both back ends).
+  std::vector<T> xt(xv.size()), yt(yv.size());
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t t = 0; t < depth; ++t)
+      xt[static_cast<std::size_t>(t) * rows + i] = xv[static_cast<std::size_t>(i) * depth + t];
+  for (index_t j = 0; j < cols; ++j)
+    for (index_t t = 0; t < depth; ++t)
+      yt[static_cast<std::size_t>(t) * cols + j] = yv[static_cast<std::size_t>(j) * depth + t];
+  const auto Xt = in_space<Space>(dense_from_rowwise<T, LY>(depth, rows, xt));
+  const auto Yt = in_space<Space>(dense_from_rowwise<T, LX>(depth, cols, yt));
+  check("S o transpose(Xt)*Yt", run(spade::cwise_product(S, spade::transpose(Xt) * Yt)), 1);
   check("(X*Y^T) o S with scalings",
         run(spade::cwise_product((T(2) * X) * spade::transpose(Y * T(-0.5)), S)), -1);
   if constexpr (std::is_void_v<Forced>) {

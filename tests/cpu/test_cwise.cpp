@@ -111,6 +111,7 @@ TEST_CASE_TEMPLATE("SDDMM samples X * transpose(Y) at a csr's entries without fo
   check_sddmm<T, cpu, row_major, row_major>(1, 1, 1, seed + 3);
   check_sddmm<T, cpu, row_major, row_major>(5, 4, 0, seed + 4);
   check_sddmm<T, cpu, row_major, row_major>(0, 0, 3, seed + 5);
+  spade::testing::check_sddmm_of_empty<T, cpu>();
   check_sddmm<T, cpu, row_major, row_major, spade::kernels::eigen_sddmm>(33, 31, 16, seed + 6);
 
   const spade::csr<T, cpu> s(3, 2, {0, 1, 1, 2}, {1, 0}, {T(2), T(3)});

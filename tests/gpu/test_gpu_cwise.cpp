@@ -140,6 +140,7 @@ TEST_CASE_TEMPLATE("SDDMM on the gpu: sampled at the csr's entries, either kerne
   check_sddmm<T, gpu, col_major, col_major>(1, 1, 1, seed + 4);
   check_sddmm<T, gpu, row_major, row_major>(5, 4, 0, seed + 5);
   check_sddmm<T, gpu, row_major, row_major>(0, 0, 3, seed + 6);
+  spade::testing::check_sddmm_of_empty<T, gpu>();
   check_sddmm<T, gpu, row_major, row_major>(1000003, 3, 32, seed + 7);
   check_sddmm<T, gpu, row_major, row_major, spade::kernels::sddmm>(300, 200, 128, seed + 8);
   check_sddmm<T, gpu, row_major, row_major, spade::kernels::cusparse_sddmm>(300, 200, 128,

@@ -560,6 +560,9 @@ struct cwise_backend<gpu> {
       device::cusparse_sddmm(alpha, s, a, op_a, b, op_b, out);
       return out;
     } else {
+      // Nothing to sample: S's own (empty) pattern. Launching would also read the row_ptr that
+      // a default-constructed S does not have.
+      if (s.nnz() == 0) return s;
       context* owner = s.row_ptr().owner();
       context& ctx = owner ? *owner : default_context();
       const auto n = static_cast<std::size_t>(s.nnz());

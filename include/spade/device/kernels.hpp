@@ -212,10 +212,12 @@ struct sddmm_launch {
 /// out.values = alpha · S.values ∘ (op(A)·op(B)) at S's entries, never forming op(A)·op(B):
 /// warps take chunks of consecutive entries (long rows shared, short ones packed), each entry's
 /// sum over k taken by a group of lanes with 16-byte loads where both operands are contiguous
-/// along k (X·Yᵀ of row-major X and Y), else by one lane. `out` has S's shape and entry count;
-/// it holds S's pattern already (its values may be S's own), or `copy_pattern` has the same
-/// launch write S's row_ptr and col_idx into it. Sums run in a fixed order: the same bits every
-/// run. NaN and Inf propagate as in Eigen's dense product.
+/// along k (X·Yᵀ of row-major X and Y), else by one lane. `out` has S's shape and entry count
+/// and is another object than S (S's row list is cached on S, and writing out's values clears
+/// out's cache); it holds S's pattern already, or `copy_pattern` has the same launch write S's
+/// row_ptr and col_idx into it (S then needs its rows + 1 row_ptr entries: a default-constructed
+/// S has none, and with no entries there is nothing to launch). Sums run in a fixed order: the
+/// same bits every run. NaN and Inf propagate as in Eigen's dense product.
 template <scalar T, layout LA, layout LB>
 sddmm_launch sddmm(T alpha, const csr<T, gpu>& s, const dense<T, gpu, LA>& a, operation op_a,
                    const dense<T, gpu, LB>& b, operation op_b, csr<T, gpu>& out,
