@@ -5,8 +5,12 @@
 // headers it needs are included at the top of spade_bench.cpp.
 #pragma once
 
+/// Which rows `spade-bench cwise` times: `elementwise` the maps (contiguous and through views)
+/// and the first-call costs, `reduce` the reductions, `cwise` both.
+enum class cwise_part { all, elementwise, reduce };
+
 template <class T>
-int command_cwise(const options& opt, const run_options& ro) {
+int command_cwise(const options& opt, const run_options& ro, cwise_part part = cwise_part::all) {
   const long long n = opt.number("n", 1LL << 26);
   gpu_timer timer(spade_stream());
   const double copy = timer.copy_bandwidth_gbps();
@@ -30,45 +34,79 @@ int command_cwise(const options& opt, const run_options& ro) {
   };
   const double elem = sizeof(T);
 
-  // The map BENCHMARKS.md names: 2x + 3y - sqrt(|w|)x, 3 inputs and 1 output.
-  const auto map = [&] {
-    out = T(2) * x + T(3) * y - spade::cwise_product(spade::sqrt(spade::abs(w)), x);
-  };
-  map();
-  report("map 2x+3y-sqrt(|w|)x", timer.kernel(map, ro.timing).median, 4 * elem * n, 0);
-  const auto deep = [&] {
-    out = spade::tanh(spade::exp(-spade::square(x)) * T(0.5) + spade::cwise_max(y, w)) / T(3);
-  };
-  deep();
-  report("map tanh(exp(-x^2)/2 + max(y, w))/3", timer.kernel(deep, ro.timing).median, 4 * elem * n,
-         0);
+  const bool maps = part != cwise_part::reduce, reductions = part != cwise_part::elementwise;
+  if (maps) {
+    // The map BENCHMARKS.md names: 2x + 3y - sqrt(|w|)x, 3 inputs and 1 output.
+    const auto map = [&] {
+      out = T(2) * x + T(3) * y - spade::cwise_product(spade::sqrt(spade::abs(w)), x);
+    };
+    map();
+    report("map 2x+3y-sqrt(|w|)x", timer.kernel(map, ro.timing).median, 4 * elem * n, 0);
+    const auto deep = [&] {
+      out = spade::tanh(spade::exp(-spade::square(x)) * T(0.5) + spade::cwise_max(y, w)) / T(3);
+    };
+    deep();
+    report("map tanh(exp(-x^2)/2 + max(y, w))/3", timer.kernel(deep, ro.timing).median,
+           4 * elem * n, 0);
 
-  // Reductions return to the host (they synchronise), so both sides are timed with the result
-  // copied back; CUB sums the materialised input.
-  T* d_result = nullptr;
-  check_cuda(cudaMalloc(reinterpret_cast<void**>(&d_result), sizeof(T)), "cudaMalloc");
-  std::size_t temp_bytes = 0;
-  check_cuda(cub_sum<T>(x.data(), d_result, n, nullptr, &temp_bytes, spade_stream()), "cub");
-  raw_buffer temp(temp_bytes, spade_stream());
+    // Views: 2a + 3b over (side-1)-square blocks of side × side matrices, read and written through
+    // the leading dimension in one pass (each block row a run of side-1 elements, offset by one),
+    // beside the same map over the whole contiguous matrices; and a column of a row-major matrix
+    // (one element per row: the worst stride) copied into a vector.
+    const auto side = static_cast<index_t>(std::sqrt(static_cast<double>(n)));
+    const dense<T, gpu> ma = to_gpu(random_dense<T>(side, side, ro.seed)),
+                        mb = to_gpu(random_dense<T>(side, side, ro.seed + 1));
+    dense<T, gpu> mc(side, side);
+    const double cells = double(side) * side, inner = double(side - 1) * (side - 1);
+    const auto whole = [&] { mc = T(2) * ma + T(3) * mb; };
+    whole();
+    const double whole_ms = timer.kernel(whole, ro.timing).median;
+    report("matrix 2a+3b (whole, contiguous)", whole_ms, 3 * elem * cells, 0);
+    const auto blocked = [&] {
+      spade::block(mc, 1, 1, side - 1, side - 1) =
+          T(2) * spade::block(ma, 0, 0, side - 1, side - 1) +
+          T(3) * spade::block(mb, 1, 0, side - 1, side - 1);
+    };
+    blocked();
+    report("block(c) = 2 block(a) + 3 block(b)", timer.kernel(blocked, ro.timing).median,
+           3 * elem * inner, 0);
+    vector<T, gpu> column(side);
+    const auto strided = [&] { column = spade::col(ma, 1); };
+    strided();
+    report("vector = col(a, 1) (stride side)", timer.kernel(strided, ro.timing).median,
+           2 * elem * side, 0);
+  }
+
   T sink = 0;
-  const auto cub = [&] {
-    check_cuda(cub_sum<T>(x.data(), d_result, n, temp.get(), &temp_bytes, spade_stream()), "cub");
-    check_cuda(cudaMemcpyAsync(&sink, d_result, sizeof(T), cudaMemcpyDeviceToHost, spade_stream()),
-               "cudaMemcpyAsync");
-    check_cuda(cudaStreamSynchronize(spade_stream()), "cudaStreamSynchronize");
-  };
-  const double cub_ms = timer.kernel(cub, ro.timing, false).median;
-  report("CUB DeviceReduce::Sum(x) + copy back", cub_ms, elem * n, 0);
-  report("sum(x)", timer.kernel([&] { sink = spade::sum(x); }, ro.timing, false).median, elem * n,
-         cub_ms);
-  report("squared_norm(2x+3y)",
-         timer.kernel([&] { sink = spade::squared_norm(T(2) * x + T(3) * y); }, ro.timing, false)
-             .median,
-         2 * elem * n, 0);
-  report("dot(abs(x), y)",
-         timer.kernel([&] { sink = spade::dot(spade::abs(x), y); }, ro.timing, false).median,
-         2 * elem * n, 0);
-  cudaFree(d_result);
+  if (reductions) {
+    // Reductions return to the host (they synchronise), so both sides are timed with the result
+    // copied back; CUB sums the materialised input.
+    T* d_result = nullptr;
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&d_result), sizeof(T)), "cudaMalloc");
+    std::size_t temp_bytes = 0;
+    check_cuda(cub_sum<T>(x.data(), d_result, n, nullptr, &temp_bytes, spade_stream()), "cub");
+    raw_buffer temp(temp_bytes, spade_stream());
+    const auto cub = [&] {
+      check_cuda(cub_sum<T>(x.data(), d_result, n, temp.get(), &temp_bytes, spade_stream()), "cub");
+      check_cuda(
+          cudaMemcpyAsync(&sink, d_result, sizeof(T), cudaMemcpyDeviceToHost, spade_stream()),
+          "cudaMemcpyAsync");
+      check_cuda(cudaStreamSynchronize(spade_stream()), "cudaStreamSynchronize");
+    };
+    const double cub_ms = timer.kernel(cub, ro.timing, false).median;
+    report("CUB DeviceReduce::Sum(x) + copy back", cub_ms, elem * n, 0);
+    report("sum(x)", timer.kernel([&] { sink = spade::sum(x); }, ro.timing, false).median, elem * n,
+           cub_ms);
+    report("squared_norm(2x+3y)",
+           timer.kernel([&] { sink = spade::squared_norm(T(2) * x + T(3) * y); }, ro.timing, false)
+               .median,
+           2 * elem * n, 0);
+    report("dot(abs(x), y)",
+           timer.kernel([&] { sink = spade::dot(spade::abs(x), y); }, ro.timing, false).median,
+           2 * elem * n, 0);
+    cudaFree(d_result);
+  }
+  if (!maps) return 0;
 
   // First calls of a kernel never seen: cold (NVRTC into an empty cache directory), then from
   // the disk cache (loaded kernels forgotten), then in memory.

@@ -48,7 +48,10 @@ const char* const usage_text =
     "             cuSPARSE SpMV + cuBLAS, same iteration count (SPD matrices only; fp64)\n"
     "  cwise      fused element-wise maps and reductions over --n elements (default 2^26) vs\n"
     "             the device copy bandwidth and CUB DeviceReduce, and a generated kernel's\n"
-    "             first call: cold (NVRTC), from the disk cache, in memory\n"
+    "             first call: cold (NVRTC), from the disk cache, in memory; views (blocks\n"
+    "             read and written through their stride, a strided column)\n"
+    "  elementwise the maps of cwise only (with the views and first calls)\n"
+    "  reduce     the reductions of cwise only\n"
     "  sddmm      cwise_product(S, X * transpose(Y)) at the --n depths k (default 32,128),\n"
     "             planned and kernel alone, vs cusparseSDDMM\n"
     "  explain    explain() of every product kind on every matrix of the sets (A*x, A^T*x,\n"
@@ -1451,7 +1454,7 @@ int run(int argc, char** argv) {
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
       command != "spgemm" && command != "tiled" && command != "cg" && command != "explain" &&
-      command != "cwise" && command != "sddmm") {
+      command != "cwise" && command != "elementwise" && command != "reduce" && command != "sddmm") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
@@ -1494,8 +1497,12 @@ int run(int argc, char** argv) {
 
   const bool fp64 = opt.has("double");
   if (command == "device") return command_device(ro);
-  if (command == "cwise")
-    return fp64 ? command_cwise<double>(opt, ro) : command_cwise<float>(opt, ro);
+  if (command == "cwise" || command == "elementwise" || command == "reduce") {
+    const cwise_part part = command == "elementwise" ? cwise_part::elementwise
+                            : command == "reduce"    ? cwise_part::reduce
+                                                     : cwise_part::all;
+    return fp64 ? command_cwise<double>(opt, ro, part) : command_cwise<float>(opt, ro, part);
+  }
   if (command == "overhead")
     return fp64 ? command_overhead<double>(opt, ro) : command_overhead<float>(opt, ro);
   if (command == "spmv" || command == "spmm" || command == "spgemm" || command == "tiled" ||

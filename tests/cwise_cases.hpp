@@ -617,3 +617,396 @@ void check_sddmm(index_t rows, index_t cols, index_t depth, std::uint64_t seed) 
 }
 
 }  // namespace spade::testing
+
+namespace spade::testing {
+
+/// Element (i, j) of a row-major rows × cols array.
+template <class T>
+double at(const std::vector<T>& rowwise, index_t cols, index_t i, index_t j) {
+  return static_cast<double>(rowwise[static_cast<std::size_t>(i) * static_cast<std::size_t>(cols) +
+                                     static_cast<std::size_t>(j)]);
+}
+
+/// Views of a rows × cols matrix d stored in Layout (and of a copy e in the other layout, and of
+/// vectors): read (alone, fused with other views of either layout, reduced, as a product
+/// operand) and written in place (from a tree, from a product, from a view of the same base,
+/// overlapping or not), against the values computed here element by element. rows, cols ≥ 3.
+template <class T, class Space, class Layout>
+void check_views(index_t rows, index_t cols, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(rows);
+  CAPTURE(cols);
+  using other = std::conditional_t<std::is_same_v<Layout, row_major>, col_major, row_major>;
+  const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  const auto dv = uniform_values<T>(seed, count, -2, 2);
+  const auto ev = uniform_values<T>(seed + 1, count, -2, 2);
+  auto d = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  const auto e = in_space<Space>(dense_from_rowwise<T, other>(rows, cols, ev));
+  const index_t r = rows - 2, c = cols - 1;  // a block starting at (1, 1) and one at (2, 0)
+
+  // Read: a block alone, and a tree over blocks of both layouts into a row-major result.
+  const dense<T, Space, Layout> b = spade::block(d, 1, 1, r, c);
+  const dense<T, Space, row_major> f =
+      spade::exp(spade::block(d, 1, 1, r, c)) * T(0.5) - spade::block(e, 2, 0, r, c);
+  std::vector<double> bwant, fwant;
+  for (index_t i = 0; i < r; ++i)
+    for (index_t j = 0; j < c; ++j) {
+      bwant.push_back(at(dv, cols, i + 1, j + 1));
+      fwant.push_back(static_cast<double>(static_cast<T>(std::exp(at(dv, cols, i + 1, j + 1)))) *
+                          0.5 -
+                      at(ev, cols, i + 2, j));
+    }
+  CHECK(b.rows() == r);
+  CHECK(b.cols() == c);
+  CHECK(mismatches(rowwise_of(on_host(b)), bwant, 0) == 0u);
+  CHECK(mismatches(rowwise_of(on_host(f)), fwant, 4) == 0u);
+
+  // Rows and columns (contiguous in one layout, strided in the other) as vectors.
+  const vector<T, Space> row1 = spade::row(d, 1);
+  const vector<T, Space> col2 = spade::col(e, 2);
+  const vector<T, Space> mixed = spade::cwise_product(spade::row(e, 0), spade::row(d, rows - 1)) +
+                                 spade::segment(row1, 0, cols);
+  std::vector<double> rwant, cwant, mwant;
+  for (index_t j = 0; j < cols; ++j) {
+    rwant.push_back(at(dv, cols, 1, j));
+    mwant.push_back(
+        static_cast<double>(static_cast<T>(at(ev, cols, 0, j) * at(dv, cols, rows - 1, j))) +
+        at(dv, cols, 1, j));
+  }
+  for (index_t i = 0; i < rows; ++i)
+    cwant.push_back(at(ev, cols, i, 2));
+  const auto values_of = [](const auto& v) {
+    const auto h = on_host(v).values();
+    return std::vector<T>(h.begin(), h.end());
+  };
+  CHECK(mismatches(values_of(row1), rwant, 0) == 0u);
+  CHECK(mismatches(values_of(col2), cwant, 0) == 0u);
+  CHECK(mismatches(values_of(mixed), mwant, 2) == 0u);
+
+  // Reductions read the window in place; a product reads a copy of it.
+  double total = 0, squares = 0, largest = -1e300;
+  for (index_t i = 0; i < r; ++i)
+    for (index_t j = 0; j < c; ++j) {
+      total += at(dv, cols, i + 1, j + 1);
+      largest = std::max(largest, at(dv, cols, i + 1, j + 1));
+    }
+  for (index_t i = 0; i < rows; ++i)
+    squares += at(ev, cols, i, 2) * at(ev, cols, i, 2);
+  const double size = static_cast<double>(count) * 2;
+  CHECK(std::fabs(double(spade::sum(spade::block(d, 1, 1, r, c))) - total) <=
+        size * 4 * double(std::numeric_limits<T>::epsilon()));
+  CHECK(double(spade::max_coeff(spade::block(d, 1, 1, r, c))) == largest);
+  CHECK(
+      double(spade::norm(spade::col(e, 2))) ==
+      doctest::Approx(std::sqrt(squares)).epsilon(double(std::numeric_limits<T>::epsilon()) * 64));
+  const vector<T, Space> sums = spade::row_sums(spade::block(e, 2, 0, r, c));
+  std::vector<double> swant;
+  for (index_t i = 0; i < r; ++i) {
+    double s = 0;
+    for (index_t j = 0; j < c; ++j)
+      s += at(ev, cols, i + 2, j);
+    swant.push_back(s);
+  }
+  const auto shost = values_of(sums);
+  for (index_t i = 0; i < r; ++i)
+    CHECK(std::fabs(double(shost[static_cast<std::size_t>(i)]) -
+                    swant[static_cast<std::size_t>(i)]) <=
+          double(cols) * 8 * double(std::numeric_limits<T>::epsilon()));
+
+  // Write: a tree into a block; the rest of d unchanged.
+  auto w = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  spade::block(w, 1, 1, r, c) = spade::abs(spade::block(e, 2, 0, r, c)) + T(1);
+  std::vector<double> wwant(dv.begin(), dv.end());
+  for (index_t i = 0; i < r; ++i)
+    for (index_t j = 0; j < c; ++j)
+      wwant[static_cast<std::size_t>((i + 1) * cols + j + 1)] =
+          static_cast<double>(static_cast<T>(std::fabs(at(ev, cols, i + 2, j)) + 1));
+  CHECK(mismatches(rowwise_of(on_host(w)), wwant, 0) == 0u);
+
+  // Overlapping source and destination go through a temporary: the block one row and column
+  // down, copied up (as Eigen's block assignment reads it before writing).
+  auto o = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  spade::block(o, 0, 0, rows - 1, cols - 1) = T(2) * spade::block(o, 1, 1, rows - 1, cols - 1);
+  std::vector<double> owant(dv.begin(), dv.end());
+  for (index_t i = 0; i + 1 < rows; ++i)
+    for (index_t j = 0; j + 1 < cols; ++j)
+      owant[static_cast<std::size_t>(i * cols + j)] = 2 * at(dv, cols, i + 1, j + 1);
+  CHECK(mismatches(rowwise_of(on_host(o)), owant, 0) == 0u);
+  // The other way (down and right): in place, a forward pass would read elements it has
+  // already overwritten.
+  auto dr = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  spade::block(dr, 1, 1, rows - 1, cols - 1) = T(2) * spade::block(dr, 0, 0, rows - 1, cols - 1);
+  std::vector<double> drwant(dv.begin(), dv.end());
+  for (index_t i = 0; i + 1 < rows; ++i)
+    for (index_t j = 0; j + 1 < cols; ++j)
+      drwant[static_cast<std::size_t>((i + 1) * cols + j + 1)] = 2 * at(dv, cols, i, j);
+  CHECK(mismatches(rowwise_of(on_host(dr)), drwant, 0) == 0u);
+  // A row from a column of the same matrix (they cross at one element), then a column from
+  // itself scaled (the same elements: in place).
+  auto x = in_space<Space>(dense_from_rowwise<T, Layout>(
+      rows, rows, uniform_values<T>(seed, static_cast<std::size_t>(rows * rows), -2, 2)));
+  const auto xv = rowwise_of(on_host(x));
+  spade::row(x, 0) = spade::col(x, 1);
+  spade::col(x, 2) = spade::col(x, 2) * T(3);
+  std::vector<double> xwant(xv.begin(), xv.end());
+  for (index_t j = 0; j < rows; ++j)
+    xwant[static_cast<std::size_t>(j)] = at(xv, rows, j, 1);
+  for (index_t i = 0; i < rows; ++i)
+    xwant[static_cast<std::size_t>(i * rows + 2)] =
+        static_cast<double>(static_cast<T>(xwant[static_cast<std::size_t>(i * rows + 2)] * 3));
+  CHECK(mismatches(rowwise_of(on_host(x)), xwant, 0) == 0u);
+  // A product into a column (evaluated first, then written through the stride), and a product
+  // reading a column.
+  spade::col(x, 0) = x * spade::col(x, 1);
+  const vector<T, Space> y = x * spade::row(x, 1);
+  const auto after = rowwise_of(on_host(x));
+  std::vector<double> colwant, ywant;
+  for (index_t i = 0; i < rows; ++i) {
+    double s = 0;
+    for (index_t k = 0; k < rows; ++k)
+      s += at(xwant, rows, i, k) * at(xwant, rows, k, 1);
+    colwant.push_back(s);
+  }
+  for (index_t i = 0; i < rows; ++i) {
+    CHECK(close_to(after[static_cast<std::size_t>(i * rows)], colwant[static_cast<std::size_t>(i)],
+                   double(rows) * 4));
+    for (index_t j = 1; j < rows; ++j)
+      CHECK(double(after[static_cast<std::size_t>(i * rows + j)]) == at(xwant, rows, i, j));
+  }
+  for (index_t i = 0; i < rows; ++i) {
+    double s = 0;
+    for (index_t k = 0; k < rows; ++k)
+      s += at(after, rows, i, k) * at(after, rows, 1, k);
+    ywant.push_back(s);
+  }
+  const auto yhost = values_of(y);
+  for (index_t i = 0; i < rows; ++i)
+    CHECK(close_to(yhost[static_cast<std::size_t>(i)], ywant[static_cast<std::size_t>(i)],
+                   double(rows) * 4));
+
+  // A destination that a view of itself reads: through a temporary (d is reshaped).
+  auto z = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  z = spade::block(z, 1, 1, r, c) + T(0);
+  CHECK(z.rows() == r);
+  CHECK(mismatches(rowwise_of(on_host(z)), bwant, 0) == 0u);
+
+  // Segments, heads and tails of a vector; an overlapping copy within it.
+  const auto vv = uniform_values<T>(seed + 2, 37, -2, 2);
+  auto v = in_space<Space>(vector<T, cpu>(vv));
+  spade::segment(v, 5, 10) = spade::head(v, 10);
+  spade::tail(v, 3) = spade::exp(spade::tail(v, 3));
+  std::vector<double> vwant(vv.begin(), vv.end());
+  for (std::size_t k = 0; k < 10; ++k)
+    vwant[5 + k] = vv[k];
+  for (std::size_t k = 34; k < 37; ++k)
+    vwant[k] = static_cast<double>(static_cast<T>(std::exp(vwant[k])));
+  CHECK(mismatches(values_of(v), vwant, 2) == 0u);
+  // A shift by one over 1000003 elements: in place, threads would read elements other threads
+  // have already written.
+  const auto long_values = uniform_values<T>(seed + 3, 1000003, -2, 2);
+  auto shifted = in_space<Space>(vector<T, cpu>(long_values));
+  spade::segment(shifted, 1, 1000002) = spade::head(shifted, 1000002) * T(1);
+  std::vector<double> shift_want(long_values.begin(), long_values.end());
+  for (std::size_t k = 1; k < shift_want.size(); ++k)
+    shift_want[k] = long_values[k - 1];
+  CHECK(mismatches(values_of(shifted), shift_want, 0) == 0u);
+  const vector<T, Space> empty = spade::segment(v, 37, 0);
+  CHECK(empty.size() == 0);
+  const dense<T, Space, Layout> none = spade::block(d, rows, cols, 0, 0);
+  CHECK(none.rows() == 0);
+}
+
+/// Views out of range and assignments of the wrong shape name the range or both shapes.
+template <class T, class Space>
+void check_view_errors() {
+  auto d = in_space<Space>(dense<T, cpu>(4, 5));
+  auto v = in_space<Space>(vector<T, cpu>(6));
+  CHECK_THROWS_WITH_AS(spade::block(d, 1, 2, 4, 2),
+                       "spade::block(D, 1, 2, 4, 2): rows 1..4 lies outside the 4x5 matrix",
+                       spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::block(d, -1, 0, 1, 1), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::block(d, 0, 0, 1, -1), spade::dimension_mismatch);
+  CHECK_THROWS_WITH_AS(spade::row(d, 4), "spade::row(D, 4): row 4..4 lies outside the 4x5 matrix",
+                       spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::col(d, 5), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::segment(v, 3, 4), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::head(v, 7), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::tail(v, 7), spade::dimension_mismatch);
+  CHECK_THROWS_WITH_AS(spade::block(d, 0, 0, 2, 2) = spade::block(d, 0, 0, 3, 2),
+                       "spade::block(D, 0, 0, 2, 2) = e: the view is 2x2, the expression 3x2 "
+                       "(shapes must be equal)",
+                       spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::col(d, 0) = v, spade::dimension_mismatch);
+}
+
+}  // namespace spade::testing
+
+namespace spade::testing {
+
+/// spade::rows(A, first, count): the csr of those rows (row pointers rebased), as a product
+/// operand, under an element-wise map and as its own value; empty ranges and an out-of-range
+/// one.
+template <class T, class Space>
+void check_row_range(std::uint64_t seed) {
+  CAPTURE(seed);
+  const index_t rows = 41, cols = 29;
+  const auto [row_ptr, col_idx, values] = random_csr_parts<T>(rows, cols, seed, 0.2, 5, 2);
+  const csr<T, cpu> host(rows, cols, row_ptr, col_idx, values);
+  const auto a = in_space<Space>(host);
+  const index_t first = 7, count = 20;
+  const csr<T, Space> part = spade::rows(a, first, count);
+  const auto got = on_host(part);
+  REQUIRE(got.rows() == count);
+  CHECK(got.cols() == cols);
+  const auto base = static_cast<std::size_t>(row_ptr[static_cast<std::size_t>(first)]);
+  for (index_t i = 0; i <= count; ++i)
+    CHECK(got.row_ptr()[static_cast<std::size_t>(i)] ==
+          row_ptr[static_cast<std::size_t>(first + i)] - static_cast<index_t>(base));
+  for (std::size_t k = 0; k < got.col_idx().size(); ++k) {
+    CHECK(got.col_idx()[k] == col_idx[base + k]);
+    CHECK(got.values()[k] == values[base + k]);
+  }
+  // A product with it: the rows of A · x, each a sum over the row's entries.
+  const auto xv = uniform_values<T>(seed + 1, static_cast<std::size_t>(cols), -1, 1);
+  const auto x = in_space<Space>(vector<T, cpu>(xv));
+  const vector<T, Space> y = spade::rows(a, first, count) * x;
+  const auto yh = on_host(y).values();
+  for (index_t i = 0; i < count; ++i) {
+    double s = 0, size = 0;
+    for (index_t k = row_ptr[static_cast<std::size_t>(first + i)];
+         k < row_ptr[static_cast<std::size_t>(first + i + 1)]; ++k) {
+      const double term = double(values[static_cast<std::size_t>(k)]) *
+                          xv[static_cast<std::size_t>(col_idx[static_cast<std::size_t>(k)])];
+      s += term;
+      size += std::fabs(term);
+    }
+    CHECK(std::fabs(double(yh[static_cast<std::size_t>(i)]) - s) <=
+          (size + 1) * 16 * double(std::numeric_limits<T>::epsilon()));
+  }
+  const csr<T, Space> mapped = spade::abs(spade::rows(a, first, count));
+  CHECK(on_host(mapped).nnz() == got.nnz());
+  const csr<T, Space> none = spade::rows(a, rows, 0);
+  CHECK(none.rows() == 0);
+  CHECK(none.nnz() == 0);
+  CHECK_THROWS_WITH_AS(spade::rows(a, 30, 12),
+                       "spade::rows(A, 30, 12): rows 30..41 lies outside the 41x29 matrix",
+                       spade::dimension_mismatch);
+}
+
+}  // namespace spade::testing
+
+namespace spade::testing {
+
+/// cwise_product of two sparse operands: the entries stored in both, each the product of the
+/// two values (exact: one rounding), sorted; against a merge computed here. Operands with rows
+/// left empty, a coo one (converted), scaled ones, a chain and a sum over the result; shapes
+/// that differ; operands without entries.
+template <class T, class Space>
+void check_sparse_intersection(index_t rows, index_t cols, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(rows);
+  const auto pa = random_csr_parts<T>(rows, cols, seed, 0.3, 5, 1);
+  const auto pb = random_csr_parts<T>(rows, cols, seed + 1, 0.4, 7, 2);
+  const csr<T, cpu> ha(rows, cols, pa.row_ptr, pa.col_idx, pa.values);
+  const csr<T, cpu> hb(rows, cols, pb.row_ptr, pb.col_idx, pb.values);
+  const auto a = in_space<Space>(ha);
+  const auto b = in_space<Space>(hb);
+  std::vector<index_t> want_ptr{0}, want_cols;
+  std::vector<double> want_values;
+  for (index_t r = 0; r < rows; ++r) {
+    for (index_t i = pa.row_ptr[static_cast<std::size_t>(r)];
+         i < pa.row_ptr[static_cast<std::size_t>(r) + 1]; ++i)
+      for (index_t j = pb.row_ptr[static_cast<std::size_t>(r)];
+           j < pb.row_ptr[static_cast<std::size_t>(r) + 1]; ++j)
+        if (pa.col_idx[static_cast<std::size_t>(i)] == pb.col_idx[static_cast<std::size_t>(j)]) {
+          want_cols.push_back(pa.col_idx[static_cast<std::size_t>(i)]);
+          want_values.push_back(
+              static_cast<double>(static_cast<T>(double(pa.values[static_cast<std::size_t>(i)]) *
+                                                 double(pb.values[static_cast<std::size_t>(j)]))));
+        }
+    want_ptr.push_back(static_cast<index_t>(want_cols.size()));
+  }
+  const auto check = [&](const csr<T, Space>& got, double factor, const char* what) {
+    CAPTURE(what);
+    const auto h = on_host(got);
+    REQUIRE(h.rows() == rows);
+    CHECK(h.cols() == cols);
+    CHECK(std::vector<index_t>(h.row_ptr().begin(), h.row_ptr().end()) == want_ptr);
+    CHECK(std::vector<index_t>(h.col_idx().begin(), h.col_idx().end()) == want_cols);
+    std::vector<double> scaled(want_values);
+    for (auto& v : scaled)
+      v *= factor;
+    CHECK(mismatches(std::vector<T>(h.values().begin(), h.values().end()), scaled,
+                     factor == 1 ? 0 : 2) == 0u);
+  };
+  check(spade::cwise_product(a, b), 1, "A o B");
+  check(spade::cwise_product(b, a), 1, "B o A");
+  const coo<T, Space> b_coo = convert<coo<T, Space>>(b);
+  check(spade::cwise_product(a, b_coo), 1, "A o coo(B)");
+  check(spade::cwise_product(T(2) * a, b), 2, "2A o B");
+  const csr<T, Space> chained = spade::abs(spade::cwise_product(a, b));
+  CHECK(on_host(chained).nnz() == static_cast<index_t>(want_cols.size()));
+  double total = 0, size = 0;
+  for (double v : want_values) {
+    total += v;
+    size += std::fabs(v);
+  }
+  CHECK(std::fabs(double(spade::sum(spade::cwise_product(a, b))) - total) <=
+        (size + 1) * double(want_values.size() + 1) * double(std::numeric_limits<T>::epsilon()));
+  const csr<T, Space> none = spade::cwise_product(a, in_space<Space>(csr<T, cpu>(rows, cols)));
+  CHECK(none.nnz() == 0);
+  CHECK(on_host(none).row_ptr().size() == static_cast<std::size_t>(rows) + 1);
+  CHECK_THROWS_WITH_AS(spade::cwise_product(a, in_space<Space>(csr<T, cpu>(rows + 1, cols))),
+                       ("cwise_product: lhs is " + expr::shape_text(rows, cols) + ", rhs is " +
+                        expr::shape_text(rows + 1, cols) + " (shapes must be equal)")
+                           .c_str(),
+                       spade::dimension_mismatch);
+}
+
+}  // namespace spade::testing
+
+namespace spade::testing {
+
+/// cast<U> of a csr: its pattern, each value converted (exactly as static_cast does); a chain
+/// after the cast, a sum and row sums over it, in the other scalar type.
+template <class T, class Space>
+void check_sparse_cast(std::uint64_t seed) {
+  CAPTURE(seed);
+  using U = std::conditional_t<std::is_same_v<T, float>, double, float>;
+  const index_t rows = 33, cols = 31;
+  const auto p = random_csr_parts<T>(rows, cols, seed, 0.3, 6, 4);
+  const auto a = in_space<Space>(csr<T, cpu>(rows, cols, p.row_ptr, p.col_idx, p.values));
+  const csr<U, Space> c = spade::cast<U>(a);
+  const csr<U, Space> chained = spade::abs(spade::cast<U>(a)) * U(2);
+  const auto hc = on_host(c), hchained = on_host(chained);
+  CHECK(std::vector<index_t>(hc.row_ptr().begin(), hc.row_ptr().end()) == p.row_ptr);
+  CHECK(std::vector<index_t>(hc.col_idx().begin(), hc.col_idx().end()) == p.col_idx);
+  CHECK(std::vector<index_t>(hchained.col_idx().begin(), hchained.col_idx().end()) == p.col_idx);
+  std::size_t bad = 0;
+  double total = 0, size = 0;
+  for (std::size_t k = 0; k < p.values.size(); ++k) {
+    const U converted = static_cast<U>(p.values[k]);
+    if (hc.values()[k] != converted) ++bad;
+    if (hchained.values()[k] != U(2) * std::fabs(converted)) ++bad;
+    total += double(converted);
+    size += std::fabs(double(converted));
+  }
+  CHECK(bad == 0u);
+  const U s = spade::sum(spade::cast<U>(a));
+  CHECK(std::fabs(double(s) - total) <=
+        (size + 1) * double(p.values.size()) * double(std::numeric_limits<U>::epsilon()));
+  const vector<U, Space> sums = spade::row_sums(spade::cast<U>(a));
+  const auto hs = on_host(sums).values();
+  for (index_t r = 0; r < rows; ++r) {
+    double want = 0, terms = 0;
+    for (index_t k = p.row_ptr[static_cast<std::size_t>(r)];
+         k < p.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+      want += double(static_cast<U>(p.values[static_cast<std::size_t>(k)]));
+      terms += std::fabs(double(p.values[static_cast<std::size_t>(k)]));
+    }
+    CHECK(std::fabs(double(hs[static_cast<std::size_t>(r)]) - want) <=
+          (terms + 1) * double(cols) * double(std::numeric_limits<U>::epsilon()));
+  }
+}
+
+}  // namespace spade::testing

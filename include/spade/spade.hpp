@@ -18,6 +18,7 @@
 #include "spade/eval/explain.hpp"
 #include "spade/expr/cwise_operators.hpp"
 #include "spade/expr/operators.hpp"
+#include "spade/expr/view.hpp"
 #include "spade/formats/convert.hpp"
 #include "spade/formats/coo.hpp"
 #include "spade/formats/csr.hpp"

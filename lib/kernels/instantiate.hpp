@@ -69,3 +69,7 @@
   SPADE_KERNELS_SDDMM_PAIR(T, row_major, col_major) \
   SPADE_KERNELS_SDDMM_PAIR(T, col_major, row_major) \
   SPADE_KERNELS_SDDMM_PAIR(T, col_major, col_major)
+
+/// Everything sparse_cwise.cu defines, for scalar T.
+#define SPADE_KERNELS_INTERSECTION_INSTANTIATIONS(T) \
+  template csr<T, gpu> cwise_intersection<T>(const csr<T, gpu>&, const csr<T, gpu>&);

@@ -97,6 +97,11 @@ sddmm_launch cusparse_sddmm(T, const csr<T, gpu>&, const dense<T, gpu, LA>&, ope
   no_cuda("cusparse_sddmm");
 }
 
+template <scalar T>
+csr<T, gpu> cwise_intersection(const csr<T, gpu>&, const csr<T, gpu>&) {
+  no_cuda("cwise_intersection");
+}
+
 SPADE_KERNELS_ROWWISE_INSTANTIATIONS(float)
 SPADE_KERNELS_ROWWISE_INSTANTIATIONS(double)
 SPADE_KERNELS_ELLR_INSTANTIATIONS(float)
@@ -109,5 +114,7 @@ SPADE_KERNELS_TILED_INSTANTIATIONS(float)
 SPADE_KERNELS_TILED_INSTANTIATIONS(double)
 SPADE_KERNELS_SDDMM_INSTANTIATIONS(float)
 SPADE_KERNELS_SDDMM_INSTANTIATIONS(double)
+SPADE_KERNELS_INTERSECTION_INSTANTIATIONS(float)
+SPADE_KERNELS_INTERSECTION_INSTANTIATIONS(double)
 
 }  // namespace spade::device

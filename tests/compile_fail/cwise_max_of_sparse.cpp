@@ -1,5 +1,5 @@
 // cwise_max of a sparse and a dense operand is not defined on the pattern (max(0, b) may be b).
-// expect: cwise_quotient/cwise_max/cwise_min of a sparse operand, and cwise_product of two
+// expect: cwise_quotient/cwise_max/cwise_min of a sparse operand are not
 #include <spade/spade.hpp>
 
 int main() {

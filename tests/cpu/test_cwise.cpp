@@ -123,3 +123,37 @@ TEST_CASE_TEMPLATE("SDDMM samples X * transpose(Y) at a csr's entries without fo
   CHECK(spade::testing::contains(text, "eigen_sddmm"));
   CHECK(spade::testing::contains(text, "(A*B never formed)"));
 }
+
+TEST_CASE_TEMPLATE("views read and write blocks, rows, columns and segments in place", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_views<T, cpu, row_major>(31, 33, seed);
+  spade::testing::check_views<T, cpu, col_major>(33, 31, seed + 1);
+  spade::testing::check_views<T, cpu, row_major>(3, 3, seed + 2);
+  spade::testing::check_view_errors<T, cpu>();
+
+  spade::dense<T, cpu> d(4, 5);
+  const std::string text = spade::explain(spade::exp(spade::block(d, 1, 1, 2, 3)));
+  CHECK(spade::testing::contains(text, "input read in place: spade::block(D, 1, 1, 2, 3)"));
+  CHECK(spade::testing::contains(text, "with stride 5 (no copy)"));
+}
+
+TEST_CASE_TEMPLATE("rows(A, first, count): the csr of a row range", T, float, double) {
+  spade::testing::check_row_range<T, cpu>(spade::testing::fresh_seed());
+}
+
+TEST_CASE_TEMPLATE("cwise_product of two sparse operands keeps the entries both store", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_sparse_intersection<T, cpu>(41, 37, seed);
+  spade::testing::check_sparse_intersection<T, cpu>(1, 1, seed + 1);
+  spade::testing::check_sparse_intersection<T, cpu>(0, 0, seed + 2);
+  spade::testing::check_sparse_intersection<T, cpu>(300, 2000, seed + 3);
+  const spade::csr<T, cpu> a = spade::csr<T, cpu>::identity(3);
+  const std::string text = spade::explain(spade::cwise_product(a, a));
+  CHECK(spade::testing::contains(text, "cwise_product of two sparse operands -> csr<"));
+}
+
+TEST_CASE_TEMPLATE("cast<U> of a csr: the pattern kept, the values converted", T, float, double) {
+  spade::testing::check_sparse_cast<T, cpu>(spade::testing::fresh_seed());
+}

@@ -178,3 +178,48 @@ TEST_CASE_TEMPLATE("the sddmm kernels write every sampled value of a NaN-poisone
   CHECK(spade::testing::contains(text, "kernel: sddmm"));
   CHECK(spade::testing::contains(text, "cusparse_sddmm"));
 }
+
+TEST_CASE_TEMPLATE("gpu views read and write blocks, rows, columns and segments in place", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_views<T, gpu, row_major>(31, 33, seed);
+  spade::testing::check_views<T, gpu, col_major>(33, 31, seed + 1);
+  spade::testing::check_views<T, gpu, row_major>(3, 3, seed + 2);
+  spade::testing::check_view_errors<T, gpu>();
+
+  // Writing a tree over views of both layouts into a view is one launch, no copy.
+  auto d = spade::to_gpu(spade::dense<T, cpu>::ones(1000, 600));
+  const auto e = spade::to_gpu(spade::dense<T, cpu, col_major>::ones(1000, 600));
+  spade::block(d, 1, 2, 500, 300) = spade::exp(spade::block(e, 3, 4, 500, 300));  // compiled
+  spade::reset_jit_stats();
+  spade::block(d, 1, 2, 500, 300) = spade::exp(spade::block(e, 3, 4, 500, 300));
+  CHECK(spade::jit_stats().launches == 1);
+  const auto host = spade::to_cpu(d);
+  CHECK(host(1, 2) == doctest::Approx(std::exp(1.0)));
+  CHECK(host(500, 301) == doctest::Approx(std::exp(1.0)));
+  CHECK(host(0, 2) == T(1));
+  CHECK(host(501, 2) == T(1));
+  CHECK(host(1, 302) == T(1));
+}
+
+TEST_CASE_TEMPLATE("gpu rows(A, first, count): the csr of a row range", T, float, double) {
+  spade::testing::check_row_range<T, gpu>(spade::testing::fresh_seed());
+}
+
+TEST_CASE_TEMPLATE("cwise_product of two gpu sparse operands keeps the entries both store", T,
+                   float, double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_sparse_intersection<T, gpu>(41, 37, seed);
+  spade::testing::check_sparse_intersection<T, gpu>(1, 1, seed + 1);
+  spade::testing::check_sparse_intersection<T, gpu>(0, 0, seed + 2);
+  spade::testing::check_sparse_intersection<T, gpu>(300, 2000, seed + 3);
+  spade::testing::check_sparse_intersection<T, gpu>(1000003, 40, seed + 4);
+  const auto a = spade::to_gpu(spade::csr<T, cpu>::identity(3));
+  const std::string text = spade::explain(spade::cwise_product(a, a));
+  CHECK(spade::testing::contains(text, "cwise_intersection"));
+}
+
+TEST_CASE_TEMPLATE("cast<U> of a gpu csr: the pattern kept, the values converted", T, float,
+                   double) {
+  spade::testing::check_sparse_cast<T, gpu>(spade::testing::fresh_seed());
+}

@@ -4,10 +4,12 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spade/eval/cwise.hpp"
 #include "spade/eval/run_kernel.hpp"
@@ -184,6 +186,31 @@ auto host_array_of(const M& m) {
   }
 }
 
+/// A view's window as an Eigen array over the base's storage (Data: const T* to read, T* to
+/// write): a block as a matrix with an outer stride, a row, column or segment as a column with
+/// an inner stride.
+template <class View, class Data>
+auto host_array_of_view(const View& v, Data data) {
+  using T = typename View::value_type;
+  using Result = typename View::result_type;
+  constexpr bool writes = !std::is_const_v<std::remove_pointer_t<Data>>;
+  if constexpr (is_vector_v<Result>) {
+    using array = Eigen::Array<T, Eigen::Dynamic, 1>;
+    using map = Eigen::Map<std::conditional_t<writes, array, const array>, 0, Eigen::InnerStride<>>;
+    return map(data, v.rows(), Eigen::InnerStride<>(static_cast<Eigen::Index>(v.stride)));
+  } else {
+    constexpr int order =
+        std::is_same_v<typename Result::layout_type, row_major> ? Eigen::RowMajor : Eigen::ColMajor;
+    using array = Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, order>;
+    using map = Eigen::Map<std::conditional_t<writes, array, const array>, 0, Eigen::OuterStride<>>;
+    // An empty window still needs a valid outer stride for Eigen's assertion: at least its inner
+    // extent.
+    const auto inner = order == Eigen::RowMajor ? v.cols() : v.rows();
+    const auto stride = std::max<std::int64_t>(v.stride, inner);
+    return map(data, v.rows(), v.cols(), Eigen::OuterStride<>(static_cast<Eigen::Index>(stride)));
+  }
+}
+
 /// Each stored entry's row in a csr pattern (for a diagonal scaling of its values).
 template <class C>
 Eigen::Array<index_t, Eigen::Dynamic, 1> entry_rows_of(const C& pattern) {
@@ -212,7 +239,9 @@ template <bool Values, class X, class V = void, class P = void>
 auto host_expression(const X& x, fused_temporaries& temporaries, const V* values = nullptr,
                      const P* pattern = nullptr) {
   constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
-  if constexpr (!interior) {
+  if constexpr (expr::is_view_v<X>) {
+    return host_array_of_view(x, x.data());
+  } else if constexpr (!interior) {
     if constexpr (Values)
       return Eigen::Map<const Eigen::Array<typename V::value_type, Eigen::Dynamic, 1>>(
           values->data(), static_cast<Eigen::Index>(values->size()));
@@ -307,6 +336,45 @@ struct cwise_backend<cpu> {
     host_destination(dest) = values;
   }
 
+  /// The entries a and b (csr, one shape) both store, each a's value times b's: a merge of
+  /// each row's two sorted column lists.
+  template <class T>
+  static csr<T, cpu> intersect(const csr<T, cpu>& a, const csr<T, cpu>& b) {
+    std::vector<index_t> row_ptr(static_cast<std::size_t>(a.rows()) + 1, 0), col_idx;
+    std::vector<T> values;
+    if (a.nnz() > 0 && b.nnz() > 0)
+      for (index_t r = 0; r < a.rows(); ++r) {
+        index_t i = a.row_ptr()[static_cast<std::size_t>(r)];
+        index_t j = b.row_ptr()[static_cast<std::size_t>(r)];
+        const index_t i_end = a.row_ptr()[static_cast<std::size_t>(r) + 1];
+        const index_t j_end = b.row_ptr()[static_cast<std::size_t>(r) + 1];
+        while (i < i_end && j < j_end) {
+          const index_t ca = a.col_idx()[static_cast<std::size_t>(i)];
+          const index_t cb = b.col_idx()[static_cast<std::size_t>(j)];
+          if (ca < cb) {
+            ++i;
+          } else if (cb < ca) {
+            ++j;
+          } else {
+            col_idx.push_back(ca);
+            values.push_back(a.values()[static_cast<std::size_t>(i++)] *
+                             b.values()[static_cast<std::size_t>(j++)]);
+          }
+        }
+        row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<index_t>(col_idx.size());
+      }
+    return csr<T, cpu>(unchecked, a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx),
+                       std::move(values));
+  }
+
+  /// dest = e into a view: Eigen assigns the array expression through the window's stride.
+  template <class View, class E>
+  static void assign_view(const View& dest, const E& e) {
+    fused_temporaries temporaries;
+    const auto values = host_expression<false>(e, temporaries);
+    host_array_of_view(dest, dest.writable_data()) = values;
+  }
+
   /// s's pattern with the values alpha · s's values ∘ (op(A)·op(B)) at s's entries: a dot
   /// product per entry, summed in order of k (eigen_sddmm; the only cpu candidate).
   template <class Forced, class T, class A, class B>
@@ -372,13 +440,13 @@ struct cwise_backend<cpu> {
     }
   }
 
-  template <class R, class E>
-  static void map_values(R& result, const E& e) {
+  template <class R, class E, class Input>
+  static void map_values(R& result, const E& e, const Input& input) {
     fused_temporaries temporaries;
+    const auto mapped = host_expression<true>(e, temporaries, &input, &result);
     auto& values = result.values();
     Eigen::Map<Eigen::Array<typename R::value_type, Eigen::Dynamic, 1>>(
-        values.data(), static_cast<Eigen::Index>(values.size())) =
-        host_expression<true>(e, temporaries, &values, &result);
+        values.data(), static_cast<Eigen::Index>(values.size())) = mapped;
   }
 
   template <bool Square, class E>

@@ -50,6 +50,14 @@ struct fused_signature {
     needs_position = true;
     return "x" + k + "[k * ld" + k + " + o]";
   }
+  /// A view's input, read through its stride at the element's position (o, k): element (o, k)
+  /// of the view in its own order lies at o · ld + k.
+  std::string strided(const char* type, bool swapped) {
+    const std::string k = std::to_string(inputs++);
+    parameters.push_back("const " + std::string(type) + "* x" + k + ", long long ld" + k);
+    needs_position = true;
+    return swapped ? "x" + k + "[k * ld" + k + " + o]" : "x" + k + "[o * ld" + k + " + k]";
+  }
   /// An input read at `index` (a diagonal's element for the row or column of the element).
   std::string gathered(const char* type, const std::string& index) {
     const std::string k = std::to_string(inputs++);
@@ -74,6 +82,9 @@ std::string fused_text(fused_signature& s) {
     using M = expr::result_t<X>;
     constexpr bool swapped = !Values && row_major_result<M>() != RowMajor;
     return s.input(cuda_type_name<typename M::value_type>(), swapped);
+  } else if constexpr (expr::is_view_v<X>) {
+    using M = typename X::result_type;
+    return s.strided(cuda_type_name<typename M::value_type>(), row_major_result<M>() != RowMajor);
   } else if constexpr (expr::is_scaled_v<X>) {
     const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
     std::string text = "(";  // appended, not "(" + temporary: GCC 12 warns on that (-Wrestrict)
@@ -187,9 +198,10 @@ inline int map_unroll(const fused_signature& s, bool is_double) {
 constexpr int reduce_unroll = 8;
 
 /// The kernel `spade_fused_map`: out[i] = the tree at i over n elements (grid-stride, 4
-/// elements per thread and iteration).
+/// elements per thread and iteration). Strided (`spade_fused_map_strided`): the output is a
+/// view, element i = (o, k) of its order stored at out[o · out_ld + k].
 template <class Out>
-std::string fused_map_source(const fused_signature& s) {
+std::string fused_map_source(const fused_signature& s, bool strided = false) {
   const std::string out = cuda_type_name<Out>();
   const std::string call = "spade_value(j, inner" + fused_argument_names(s) + ")";
   std::string loop;
@@ -198,14 +210,18 @@ std::string fused_map_source(const fused_signature& s) {
     loop += "    " + out + " v" + std::to_string(u) + " = 0;\n    { const long long j = i + " +
             std::to_string(u) + " * stride; if (j < n) v" + std::to_string(u) + " = " + call +
             "; }\n";
-  for (int u = 0; u < fused_unroll; ++u)
-    loop += "    if (i + " + std::to_string(u) + " * stride < n) out[i + " + std::to_string(u) +
-            " * stride] = v" + std::to_string(u) + ";\n";
-  return std::string("// spade: fused element-wise map\n") + fused_prelude() +
-         fused_value_function(s, out) +
-         "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_map(long long n, long "
-         "long inner, " +
-         out + "* out" + fused_parameter_list(s) +
+  for (int u = 0; u < fused_unroll; ++u) {
+    const std::string j = "i + " + std::to_string(u) + " * stride";
+    const std::string at = strided ? "(" + j + ") / inner * out_ld + (" + j + ") % inner" : j;
+    loop += "    if (" + j + " < n) out[" + at + "] = v" + std::to_string(u) + ";\n";
+  }
+  return std::string(strided ? "// spade: fused element-wise map into a view\n"
+                             : "// spade: fused element-wise map\n") +
+         fused_prelude() + fused_value_function(s, out) +
+         "extern \"C\" __global__ void __launch_bounds__(256) " +
+         (strided ? "spade_fused_map_strided" : "spade_fused_map") +
+         "(long long n, long long inner, " + out + "* out" + (strided ? ", long long out_ld" : "") +
+         fused_parameter_list(s) +
          ") {\n"
          "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
          "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += " +
@@ -406,7 +422,10 @@ template <bool Values, class X>
 void collect_fused(const X& x, fused_arguments& args, fused_temporaries& temporaries,
                    const void* values = nullptr) {
   constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
-  if constexpr (!interior) {
+  if constexpr (expr::is_view_v<X>) {
+    if (!args.owner) args.owner = x.base_values().owner();
+    args.input(x.data(), x.stride);
+  } else if constexpr (!interior) {
     if constexpr (Values) {
       args.input(values, 0);
     } else {
@@ -472,21 +491,24 @@ inline device::jit_origin& last_fused_origin() {
   return origin;
 }
 
-template <bool Values, bool RowMajor, class E, class Out>
+/// Strided: out is a view whose element i = (o, k) lies at out[o · out_ld + k].
+template <bool Values, bool RowMajor, bool Strided = false, class E, class Out>
 void launch_fused_map(const E& e, Out* out, std::int64_t n, std::int64_t inner,
-                      fused_arguments& args) {
+                      fused_arguments& args, std::int64_t out_ld = 0) {
   if (n == 0) return;
   using out_type = std::remove_const_t<Out>;
   static const std::string source =
-      fused_map_source<out_type>(fused_signature_of<Values, RowMajor, E>());
+      fused_map_source<out_type>(fused_signature_of<Values, RowMajor, E>(), Strided);
   context& ctx = args.owner ? *args.owner : default_context();
-  long long count = n, inner_count = inner;
+  long long count = n, inner_count = inner, leading = out_ld;
   void* out_pointer = out;
-  auto pointers = args.pointers({&count, &inner_count, &out_pointer});
+  auto pointers = Strided ? args.pointers({&count, &inner_count, &out_pointer, &leading})
+                          : args.pointers({&count, &inner_count, &out_pointer});
   static const int unroll =
       map_unroll(fused_signature_of<Values, RowMajor, E>(), std::is_same_v<out_type, double>);
-  last_fused_origin() = device::jit_launch(ctx, source, "spade_fused_map",
-                                           fused_map_blocks(n, unroll, ctx), 256, pointers.data());
+  last_fused_origin() =
+      device::jit_launch(ctx, source, Strided ? "spade_fused_map_strided" : "spade_fused_map",
+                         fused_map_blocks(n, unroll, ctx), 256, pointers.data());
   (void)e;
 }
 
@@ -587,6 +609,25 @@ struct cwise_backend<gpu> {
                                  std::int64_t{expr::rows_of(e)} * expr::cols_of(e), inner, args);
   }
 
+  /// The entries a and b (csr, one shape) both store, each a's value times b's.
+  template <class T>
+  static csr<T, gpu> intersect(const csr<T, gpu>& a, const csr<T, gpu>& b) {
+    return device::cwise_intersection(a, b);
+  }
+
+  /// dest = e into a view: one fused pass writing the window through its stride.
+  template <class View, class E>
+  static void assign_view(const View& dest, const E& e) {
+    constexpr bool row = row_major_result<typename View::result_type>();
+    fused_arguments args;
+    fused_temporaries temporaries;
+    collect_fused<false>(e, args, temporaries);
+    if (!args.owner) args.owner = dest.base_values().owner();
+    const std::int64_t inner = row ? dest.cols() : dest.rows();
+    launch_fused_map<false, row, true>(
+        e, dest.writable_data(), std::int64_t{dest.rows()} * dest.cols(), inner, args, dest.stride);
+  }
+
   template <class Dest, class E>
   static void dense_vector_reduction(Dest& dest, const E& e) {
     using X = expr::bare_t<decltype(e.inner)>;
@@ -642,13 +683,13 @@ struct cwise_backend<gpu> {
                      Diagonal ? rows : rows * 32, args, {&rows, &row_ptr, &col_idx, &out});
   }
 
-  template <class R, class E>
-  static void map_values(R& result, const E& e) {
+  template <class R, class E, class Input>
+  static void map_values(R& result, const E& e, const Input& input) {
     using T = typename R::value_type;
     auto& values = result.values();
     fused_arguments args;
     fused_temporaries temporaries;
-    collect_fused<true>(e, args, temporaries, values.data());
+    collect_fused<true>(e, args, temporaries, input.data());
     args.owner = values.owner();
     if constexpr (reads_entry_positions<E>()) {
       static const std::string source =

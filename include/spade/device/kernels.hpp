@@ -230,4 +230,10 @@ sddmm_launch cusparse_sddmm(T alpha, const csr<T, gpu>& s, const dense<T, gpu, L
                             operation op_a, const dense<T, gpu, LB>& b, operation op_b,
                             csr<T, gpu>& out);
 
+/// cwise_product of two csr matrices of one shape: the entries stored in both, each a's value
+/// times b's, sorted (one warp per row searches the shorter row's columns in the longer row; a
+/// counting pass, a CUB scan and a writing pass; the same result every run).
+template <scalar T>
+csr<T, gpu> cwise_intersection(const csr<T, gpu>& a, const csr<T, gpu>& b);
+
 }  // namespace spade::device

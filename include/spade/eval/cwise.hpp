@@ -16,6 +16,7 @@
 #include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
+#include "spade/expr/view.hpp"
 #include "spade/formats/convert.hpp"
 
 namespace spade {
@@ -27,8 +28,9 @@ namespace detail {
 
 /// Element-wise evaluation of one space: cpu/cwise.hpp and device/cwise.hpp specialise it with
 /// `assign(dest, e)` (a dense or vector destination, shaped after the inputs are evaluated),
-/// `map_values(result, e)` (the stored values of a sparse result, which are also the chain's
-/// input; its pattern gives each entry's row and column), `reduce<Square>(kind, e)` and
+/// `map_values(result, e, input)` (the stored values of a sparse result from the chain over the
+/// base's values `input`, which may be result's own; its pattern gives each entry's row and
+/// column), `reduce<Square>(kind, e)` and
 /// `reduce_values<Square>(kind, values, e)` (Square: of the squared values). Named through the
 /// space type, so it is found after <spade/spade.hpp> declared both.
 template <class Space>
@@ -42,20 +44,23 @@ struct cwise_backend {
 enum class reduction { sum, max, min };
 
 /// Nodes one fused pass evaluates itself on dense and vector operands: the element-wise ones,
-/// sums and scalings. Anything else under them (a product, a transpose, a sparse view) is a
-/// fused input, evaluated first into a temporary by its own plan.
+/// sums, scalings and views (read in place through their stride). Anything else under them (a
+/// product, a transpose, a sparse view) is a fused input, evaluated first into a temporary by
+/// its own plan.
 template <class X>
 inline constexpr bool fused_interior_v =
-    expr::is_cwise_node_v<X> || expr::is_sum_v<X> || expr::is_scaled_v<X>;
+    expr::is_cwise_node_v<X> || expr::is_sum_v<X> || expr::is_scaled_v<X> || expr::is_view_v<X>;
 
 /// True when a fused pass over X evaluates an element-wise node itself (one reachable from the
 /// top through sums and scalings), so that assignment takes the fused path rather than the
 /// product and sum plans. For a sparse X, through scalings and unary operations only.
 template <bool Values, class X>
 constexpr bool fuses_cwise() {
-  if constexpr (expr::is_cwise_node_v<X>) {
+  if constexpr (expr::is_view_v<X>) {
+    return !Values;  // a view alone (a strided copy) or under a sum: the fused pass reads it
+  } else if constexpr (expr::is_cwise_node_v<X>) {
     return !Values || expr::is_cwise_unary_v<X> || expr::is_diagonal_scaled_v<X> ||
-           expr::is_masked_product_v<X>;
+           expr::is_masked_product_v<X> || expr::is_cast_v<X>;
   } else if constexpr (expr::is_scaled_v<X>) {
     return fuses_cwise<Values, expr::bare_t<decltype(X::inner)>>();
   } else if constexpr (expr::is_sum_v<X> && !Values) {
@@ -71,7 +76,7 @@ constexpr bool fuses_cwise() {
 /// storage operand.
 template <class X>
 inline constexpr bool values_interior_v = expr::is_cwise_unary_v<X> || expr::is_scaled_v<X> ||
-                                          expr::is_diagonal_scaled_v<X> ||
+                                          expr::is_diagonal_scaled_v<X> || expr::is_cast_v<X> ||
                                           (expr::is_masked_product_v<X> && !expr::is_sddmm_v<X>);
 
 /// True when a values chain scales by a diagonal or multiplies by a dense matrix: its entries
@@ -139,8 +144,99 @@ void check_keeps_zero(const X& x) {
                   "entry; convert the operand to spade::dense first");
     check_keeps_zero(x.inner);
   } else if constexpr (expr::is_scaled_v<X> || expr::is_diagonal_scaled_v<X> ||
-                       expr::is_masked_product_v<X>) {
+                       expr::is_masked_product_v<X> || expr::is_cast_v<X>) {
     check_keeps_zero(x.inner);
+  }
+}
+
+/// True when f(leaf) holds for a storage operand or view that a fused pass over x reads in
+/// place. Nested plans (products, transposes) are evaluated into temporaries before the pass
+/// writes anything, so their operands are not visited.
+template <class X, class F>
+bool any_fused_leaf(const X& x, const F& f) {
+  if constexpr (matrix_or_vector<X> || expr::is_view_v<X>) {
+    return f(x);
+  } else if constexpr (!fused_interior_v<X>) {
+    return false;
+  } else if constexpr (requires { x.lhs; }) {
+    return any_fused_leaf(x.lhs, f) || any_fused_leaf(x.rhs, f);
+  } else if constexpr (requires { x.diag; }) {
+    return any_fused_leaf(x.diag, f) || any_fused_leaf(x.inner, f);
+  } else if constexpr (requires { x.dense; }) {
+    return any_fused_leaf(x.dense, f) || any_fused_leaf(x.inner, f);
+  } else {
+    return any_fused_leaf(x.inner, f);
+  }
+}
+
+/// True when a fused pass writing the window `dest` would read, through leaf `x`, an element
+/// of dest's base that it writes at another position (or has already written): an expression
+/// that reads the window itself at the same positions is safe, any other overlap is not.
+template <class View, class X>
+bool overlaps_destination(const View& dest, const X& x) {
+  const void* base = dest.base_values().data();
+  if (base == nullptr) return false;
+  if constexpr (expr::is_view_v<X>) {
+    if (static_cast<const void*>(x.base_values().data()) != base) return false;
+    if constexpr (std::is_same_v<typename X::result_type, typename View::result_type>)
+      if (x.offset == dest.offset && x.stride == dest.stride) return false;  // the same elements
+    const auto [first, last] = x.span();
+    const auto [dest_first, dest_last] = dest.span();
+    return first < dest_last && dest_first < last;
+  } else {
+    return static_cast<const void*>(x.values().data()) == base;
+  }
+}
+
+/// True when an expression of type E may be written into a view evaluating to Result;
+/// otherwise the first rule it breaks fails one static_assert.
+template <class Result, class E>
+constexpr bool view_assignable() {
+  using R = expr::result_t<E>;
+  constexpr bool dense_source = !sparse_matrix<R>;
+  constexpr bool same_scalar = std::is_same_v<typename Result::value_type, typename E::value_type>;
+  constexpr bool same_space = std::is_same_v<typename Result::space_type, typename E::space_type>;
+  constexpr bool same_kind = is_vector_v<Result> == is_vector_v<R>;
+  if constexpr (!dense_source) {
+    static_assert(dense_source,
+                  "spade: a view of a dense matrix or vector takes a dense or vector expression; "
+                  "convert a sparse one with spade::convert<spade::dense<...>> first");
+  } else if constexpr (!same_scalar) {
+    static_assert(same_scalar,
+                  "spade: view assignment: the view's scalar type differs from the expression's; "
+                  "convert explicitly");
+  } else if constexpr (!same_space) {
+    static_assert(same_space,
+                  "spade: view assignment: the view lives in another space than the expression; "
+                  "use spade::to_gpu / spade::to_cpu on the expression");
+  } else {
+    static_assert(same_kind,
+                  "spade: view assignment: a vector expression goes into a row, col, segment, "
+                  "head or tail, a matrix expression into a block");
+  }
+  return dense_source && same_scalar && same_space && same_kind;
+}
+
+/// dest = e for a view destination: e's elements written into the window in place (one fused
+/// pass; a nested plan such as a product evaluated into a temporary first). An expression that
+/// reads the window's base at other positions is evaluated into a temporary first.
+template <class View, class E>
+void assign_view(const View& dest, const E& e) {
+  using R = expr::result_t<E>;
+  using Result = typename View::result_type;
+  if constexpr (view_assignable<Result, E>()) {
+    if (expr::rows_of(e) != dest.rows() || expr::cols_of(e) != dest.cols())
+      throw dimension_mismatch(dest.name + " = e: the view is " +
+                               expr::shape_text(dest.rows(), dest.cols()) + ", the expression " +
+                               expr::shape_text(expr::rows_of(e), expr::cols_of(e)) +
+                               " (shapes must be equal)");
+    using backend = cwise_backend<typename Result::space_type>;
+    if (any_fused_leaf(e, [&](const auto& leaf) { return overlaps_destination(dest, leaf); })) {
+      const R temporary = spade::eval(e);
+      backend::assign_view(dest, temporary);
+    } else {
+      backend::assign_view(dest, e);
+    }
   }
 }
 
@@ -154,8 +250,19 @@ void assign_cwise(Dest& dest, const E& e) {
     check_keeps_zero(e);
     fused_temporaries temporaries;
     const auto& base = values_base(e, temporaries);
-    R result = base;  // the pattern, and the values the pass overwrites in place
-    backend::map_values(result, e);
+    using B = std::remove_cvref_t<decltype(base)>;
+    R result = [&] {
+      if constexpr (std::is_same_v<typename R::value_type, typename B::value_type>) {
+        return R(base);  // the pattern, and the values the pass overwrites in place
+      } else {
+        // A cast in the chain: the pattern copied, values of the new type written from base's.
+        using S = typename R::space_type;
+        return R(unchecked, base.rows(), base.cols(), storage<index_t, S>(base.row_ptr()),
+                 storage<index_t, S>(base.col_idx()),
+                 storage<typename R::value_type, S>(base.values().size()));
+      }
+    }();
+    backend::map_values(result, e, base.values());
     if constexpr (std::is_same_v<Dest, R>)
       dest = std::move(result);
     else
@@ -163,8 +270,22 @@ void assign_cwise(Dest& dest, const E& e) {
   } else {
     // Element-wise passes read each input at the element they write, so a destination that is
     // also an input (x = x + y, x = cwise_product(x, x)) needs no temporary. The back end
-    // evaluates nested plans (x = exp(A*x)) before it shapes the destination.
-    backend::assign(dest, e);
+    // evaluates nested plans (x = exp(A*x)) before it shapes the destination. A view of the
+    // destination reads other positions (and reshaping may free them): through a temporary.
+    const void* target = std::as_const(dest).values().data();
+    const bool views_destination =
+        target && any_fused_leaf(e, [&](const auto& leaf) {
+          if constexpr (expr::is_view_v<expr::bare_t<decltype(leaf)>>)
+            return static_cast<const void*>(leaf.base_values().data()) == target;
+          else
+            return false;
+        });
+    if (views_destination) {
+      const expr::result_t<E> temporary = spade::eval(e);
+      backend::assign(dest, temporary);
+    } else {
+      backend::assign(dest, e);
+    }
   }
 }
 
@@ -190,6 +311,22 @@ void assign_sddmm(Dest& dest, const E& e) {
       return 0;
     });
   });
+}
+
+/// dest = cwise_product(A, B) of two sparse operands: both in csr form (conversions cached on
+/// them; nested plans evaluated first), then the back end's intersection of their patterns.
+template <class Dest, class E>
+void assign_intersection(Dest& dest, const E& e) {
+  using R = expr::result_t<E>;
+  using backend = cwise_backend<typename R::space_type>;
+  fused_temporaries temporaries;
+  const auto& a = cached_convert<R>(fused_input(e.lhs, temporaries));
+  const auto& b = cached_convert<R>(fused_input(e.rhs, temporaries));
+  R result = backend::intersect(a, b);
+  if constexpr (std::is_same_v<Dest, R>)
+    dest = std::move(result);
+  else
+    dest = convert<Dest>(result);
 }
 
 /// The csr with as_diagonal(v)'s vector on its diagonal (v evaluated first when it is an
@@ -221,10 +358,13 @@ void assign_vector_reduction(Dest& dest, const E& e) {
   using R = expr::result_t<X>;
   using backend = cwise_backend<typename Dest::space_type>;
   if constexpr (sparse_matrix<R>) {
-    using rowwise_type = csr<typename R::value_type, typename R::space_type>;
     check_keeps_zero(e.inner);
     fused_temporaries temporaries;
-    const auto& rowwise = cached_convert<rowwise_type>(values_base(e.inner, temporaries));
+    const auto& base = values_base(e.inner, temporaries);
+    // The base's own scalar type (a cast in the chain converts each value as it is read).
+    using rowwise_type =
+        csr<typename std::remove_cvref_t<decltype(base)>::value_type, typename R::space_type>;
+    const auto& rowwise = cached_convert<rowwise_type>(base);
     if constexpr (expr::is_diagonal_of_v<E>)
       backend::sparse_diagonal(dest, e.inner, rowwise);
     else if constexpr (E::direction == expr::axis::rows)

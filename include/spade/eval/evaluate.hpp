@@ -1,11 +1,14 @@
 // Evaluation of expressions: assignment, eval, eval<K>, fused α/β forms, aliasing, reference.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "spade/eval/cwise.hpp"
 #include "spade/eval/operands.hpp"
@@ -14,6 +17,7 @@
 #include "spade/eval/select.hpp"
 #include "spade/expr/cwise_operators.hpp"
 #include "spade/expr/operators.hpp"
+#include "spade/expr/view.hpp"
 #include "spade/formats/transfer.hpp"
 #include "spade/plan/rule_table.hpp"
 
@@ -201,16 +205,72 @@ constexpr bool check_assignable() {
   return same_scalar && same_space && same_kind;
 }
 
+/// The csr of rows first … first + count − 1 of e's matrix: their entries copied, their row
+/// pointers rebased to start at 0 (on the device: two reads of row pointers, three copies).
+template <class C>
+C slice_rows(const expr::row_range<C>& e) {
+  using T = typename C::value_type;
+  using S = typename C::space_type;
+  const C& a = *e.matrix;
+  const auto rows = static_cast<std::size_t>(e.count);
+  const auto first = static_cast<std::size_t>(e.first);
+  std::vector<index_t> row_ptr(rows + 1, 0);
+  if constexpr (std::is_same_v<S, cpu>) {
+    if (a.row_ptr().size() > first + rows)
+      std::copy_n(a.row_ptr().data() + first, rows + 1, row_ptr.begin());
+  } else {
+    if (a.row_ptr().size() > first + rows)
+      a.row_ptr().owner()->copy_to_host(row_ptr.data(), a.row_ptr().data() + first,
+                                        (rows + 1) * sizeof(index_t));
+  }
+  const index_t begin = row_ptr.front();
+  for (auto& p : row_ptr)
+    p -= begin;
+  const auto nnz = static_cast<std::size_t>(row_ptr.back());
+  const auto offset = static_cast<std::size_t>(begin);
+  if constexpr (std::is_same_v<S, cpu>) {
+    std::vector<index_t> col_idx(a.col_idx().begin() + static_cast<std::ptrdiff_t>(offset),
+                                 a.col_idx().begin() + static_cast<std::ptrdiff_t>(offset + nnz));
+    std::vector<T> values(a.values().begin() + static_cast<std::ptrdiff_t>(offset),
+                          a.values().begin() + static_cast<std::ptrdiff_t>(offset + nnz));
+    return C(unchecked, e.count, a.cols(), std::move(row_ptr), std::move(col_idx),
+             std::move(values));
+  } else {
+    context& ctx = a.row_ptr().owner() ? *a.row_ptr().owner() : default_context();
+    device_buffer<index_t> col_idx(nnz, ctx);
+    device_buffer<T> values(nnz, ctx);
+    if (nnz) {
+      ctx.copy_on_device(col_idx.data(), a.col_idx().data() + offset, nnz * sizeof(index_t));
+      ctx.copy_on_device(values.data(), a.values().data() + offset, nnz * sizeof(T));
+    }
+    device_buffer<index_t> pointers(rows + 1, ctx);
+    ctx.copy_to_device(pointers.data(), row_ptr.data(), (rows + 1) * sizeof(index_t));
+    return C(unchecked, e.count, a.cols(), std::move(pointers), std::move(col_idx),
+             std::move(values));
+  }
+}
+
 template <class Forced, class Dest, class E>
 void assign(Dest& dest, const E& e) {
   using R = expr::result_t<E>;
   if constexpr (check_assignable<Dest, E>()) {
+    if constexpr (expr::is_row_range_v<E>) {
+      if constexpr (std::is_same_v<Dest, R>)
+        dest = slice_rows(e);  // a read-only row range: the csr of those rows
+      else
+        dest = convert<Dest>(slice_rows(e));
+      return;
+    }
     if constexpr (expr::is_diagonal_matrix_v<E>) {
       dest = diagonal_csr(e);  // as_diagonal(v) alone: the csr with v on its diagonal
       return;
     }
     if constexpr (expr::is_vector_reduction_v<E>) {
       assign_vector_reduction(dest, e);  // row_sums, col_sums, diagonal: one pass
+      return;
+    }
+    if constexpr (expr::is_pattern_intersection_v<E>) {
+      assign_intersection(dest, e);  // two sparse operands: the entries stored in both
       return;
     }
     if constexpr (expr::is_sddmm_v<E>) {
@@ -279,6 +339,16 @@ template <class E>
 auto host_tree(const E& e) {
   if constexpr (matrix_or_vector<E>) {
     return to_cpu(e);
+  } else if constexpr (expr::is_row_range_v<E>) {
+    return to_cpu(eval(e));  // the rows' entries, copied (no arithmetic to check)
+  } else if constexpr (expr::is_view_v<E>) {
+    // The same window on a host copy of the base, which the view owns.
+    using base = const std::remove_cvref_t<decltype(to_cpu(*e.base))>;
+    auto copy = std::make_shared<base>(to_cpu(*e.base));
+    using result = rebind_space_t<typename E::result_type, cpu>;
+    expr::view<base, result> v(copy.get(), e.offset, e.view_rows, e.view_cols, e.stride, e.name);
+    v.owned = std::move(copy);
+    return v;
   } else if constexpr (expr::is_product_v<E> || expr::is_sum_v<E>) {
     auto l = host_tree(e.lhs);
     auto r = host_tree(e.rhs);
@@ -294,6 +364,10 @@ auto host_tree(const E& e) {
   } else if constexpr (expr::is_cwise_unary_v<E>) {
     auto inner = host_tree(e.inner);
     return expr::cwise_unary<typename E::op_type, decltype(inner)>(e.param, std::move(inner));
+  } else if constexpr (expr::is_pattern_intersection_v<E>) {
+    auto l = host_tree(e.lhs);
+    auto r = host_tree(e.rhs);
+    return expr::pattern_intersection<decltype(l), decltype(r)>(std::move(l), std::move(r));
   } else if constexpr (expr::is_cwise_binary_v<E>) {
     auto l = host_tree(e.lhs);
     auto r = host_tree(e.rhs);

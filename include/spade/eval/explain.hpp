@@ -13,6 +13,7 @@
 #include "spade/eval/select.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
+#include "spade/expr/view.hpp"
 #include "spade/plan/rule_table.hpp"
 
 namespace spade {
@@ -89,7 +90,11 @@ template <bool Preview, bool Values, class X>
 void explain_fused_inputs(const X& x, int indent, const device_profile* profile,
                           std::ostringstream& out) {
   constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
-  if constexpr (!interior) {
+  if constexpr (expr::is_view_v<X>) {
+    out << std::string(static_cast<std::size_t>(indent), ' ') << "input read in place: " << x.name
+        << ", " << type_text<typename X::result_type>() << " " << x.rows() << "x" << x.cols()
+        << " with stride " << x.stride << " (no copy)\n";
+  } else if constexpr (!interior) {
     if constexpr (!matrix_or_vector<X>)
       out << std::string(static_cast<std::size_t>(indent), ' ') << "input evaluated first:\n"
           << explain_node<Preview>(x, indent + 2, profile);
@@ -118,6 +123,23 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
     out << pad << "sparse view -> " << describe_storage<Preview>(viewed_gcoo(e))
         << " (dense -> gcoo once, cached on the dense operand)\n"
         << explain_node<Preview>(e.inner, indent, profile);
+  } else if constexpr (expr::is_pattern_intersection_v<E>) {
+    constexpr bool on_gpu = Preview || std::is_same_v<typename E::space_type, gpu>;
+    out << pad << "cwise_product of two sparse operands -> " << type_text<expr::result_t<E>>()
+        << " " << e.rows() << "x" << e.cols()
+        << ": the entries stored in both, each the product of the two values\n"
+        << pad << "  kernel: "
+        << (on_gpu ? "cwise_intersection (both in csr form; one warp per row searches the "
+                     "shorter row's columns in the longer; count, CUB scan, write)"
+                   : "a merge of each row's two column lists")
+        << "\n";
+    out << pad << "  lhs: " << describe_operand<Preview>(e.lhs, indent + 4, profile);
+    out << pad << "  rhs: " << describe_operand<Preview>(e.rhs, indent + 4, profile);
+  } else if constexpr (expr::is_row_range_v<E>) {
+    out << pad << "row range -> " << type_text<expr::result_t<E>>() << " " << e.rows() << "x"
+        << e.cols() << ": rows " << e.first << ".." << e.first + e.count - 1 << " of "
+        << describe_storage<Preview>(*e.matrix)
+        << " (their entries copied, row pointers rebased)\n";
   } else if constexpr (expr::is_vector_reduction_v<E>) {
     using X = expr::bare_t<decltype(e.inner)>;
     const char* what = "diagonal";

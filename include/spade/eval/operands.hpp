@@ -15,6 +15,7 @@
 #include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
 #include "spade/expr/result.hpp"
+#include "spade/expr/view.hpp"
 #include "spade/formats/convert.hpp"
 #include "spade/plan/facts.hpp"
 #include "spade/plan/steps.hpp"
@@ -378,6 +379,10 @@ template <class E>
 bool refers_to(const E& e, const void* target) {
   if constexpr (matrix_or_vector<E>) {
     return target && data_of(e) == target;
+  } else if constexpr (expr::is_view_v<E>) {
+    return target && static_cast<const void*>(e.base_values().data()) == target;
+  } else if constexpr (expr::is_row_range_v<E>) {
+    return target && data_of(*e.matrix) == target;
   } else if constexpr (expr::is_scaled_v<E> || expr::is_transposed_v<E> ||
                        expr::is_sparse_view_v<E> || expr::is_cwise_unary_v<E> ||
                        expr::is_cast_v<E> || expr::is_vector_reduction_v<E>) {

@@ -314,6 +314,35 @@ struct masked_product {
   index_t cols() const { return cols_of(inner); }
 };
 
+/// cwise_product of two sparse operands of one shape: the entries stored in both (the
+/// intersection of the patterns), each the product of the two values; a csr.
+template <class L, class R>
+struct pattern_intersection {
+  using is_spade_expression = void;
+  using lhs_type = bare_t<L>;
+  using rhs_type = bare_t<R>;
+  using value_type = typename lhs_type::value_type;
+  using space_type = typename lhs_type::space_type;
+
+  L lhs;
+  R rhs;
+
+  template <class A, class B>
+  pattern_intersection(A&& a, B&& b) : lhs(std::forward<A>(a)), rhs(std::forward<B>(b)) {
+    if (rows_of(lhs) != rows_of(rhs) || cols_of(lhs) != cols_of(rhs))
+      throw dimension_mismatch("cwise_product: lhs is " + shape_text(rows_of(lhs), cols_of(lhs)) +
+                               ", rhs is " + shape_text(rows_of(rhs), cols_of(rhs)) +
+                               " (shapes must be equal)");
+  }
+  index_t rows() const { return rows_of(lhs); }
+  index_t cols() const { return cols_of(lhs); }
+};
+
+template <class X>
+inline constexpr bool is_pattern_intersection_v = false;
+template <class L, class R>
+inline constexpr bool is_pattern_intersection_v<pattern_intersection<L, R>> = true;
+
 template <class X>
 inline constexpr bool is_masked_product_v = false;
 template <class S, class D>
@@ -381,6 +410,10 @@ template <class T, class S, class U>
 struct with_scalar<vector<T, S>, U> {
   using type = vector<U, S>;
 };
+template <class T, class S, class U>
+struct with_scalar<csr<T, S>, U> {
+  using type = csr<U, S>;
+};
 
 template <class Op, class E>
 struct result<cwise_unary<Op, E>> {
@@ -401,6 +434,10 @@ struct result<diagonal_of<E>> {
 template <class S, class D>
 struct result<masked_product<S, D>> {
   using type = result_t<S>;
+};
+template <class L, class R>
+struct result<pattern_intersection<L, R>> {
+  using type = csr<typename bare_t<L>::value_type, typename bare_t<L>::space_type>;
 };
 template <class V>
 struct result<diagonal_matrix<V>> {

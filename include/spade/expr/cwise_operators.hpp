@@ -45,9 +45,10 @@ constexpr bool check_cwise_pair() {
                   "different scalar types, so convert one with spade::cast<T>");
   } else if constexpr (sparse) {
     static_assert(!sparse,
-                  "spade: cwise_quotient/cwise_max/cwise_min of a sparse operand, and "
-                  "cwise_product of two sparse ones, are not supported yet; convert one to "
-                  "spade::dense first (cwise_product(csr, dense) keeps the csr's pattern)");
+                  "spade: cwise_quotient/cwise_max/cwise_min of a sparse operand are not "
+                  "supported (they are not defined on the pattern), nor is any of them of a "
+                  "sparse matrix and a vector; convert the sparse operand to spade::dense first "
+                  "(cwise_product of a csr and a dense matrix or a sparse one keeps a pattern)");
   } else {
     static_assert(dense_pair,
                   "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: both operands must be "
@@ -75,6 +76,12 @@ auto make_binary(L&& l, R&& r) {
     } else {
       return masked_product<stored_t<R>, stored_t<L>>(std::forward<R>(r), std::forward<L>(l));
     }
+  } else if constexpr (std::is_same_v<Op, ops::product_op> && sparse_matrix<A> &&
+                       sparse_matrix<B> &&
+                       std::is_same_v<typename A::space_type, typename B::space_type> &&
+                       std::is_same_v<typename A::value_type, typename B::value_type>) {
+    // Two sparse operands: the entries stored in both.
+    return pattern_intersection<stored_t<L>, stored_t<R>>(std::forward<L>(l), std::forward<R>(r));
   } else if constexpr (check_cwise_pair<L, R>()) {
     return cwise_binary<Op, stored_t<L>, stored_t<R>>(std::forward<L>(l), std::forward<R>(r));
   } else {
@@ -325,9 +332,15 @@ auto cast(E&& e) {
   static_assert(std::is_same_v<U, float> || std::is_same_v<U, double>,
                 "spade::cast<U>: U must be float or double (half and bfloat16 are not supported "
                 "yet)");
-  static_assert(!expr::detail::sparse_operand<E>,
-                "spade::cast<U> of a sparse operand is not supported yet; cast its dense copy");
-  return expr::cast_node<U, expr::stored_t<E>>(std::forward<E>(e));
+  constexpr bool csr_or_dense =
+      !expr::detail::sparse_operand<E> || is_csr_v<expr::detail::natural_t<E>>;
+  static_assert(csr_or_dense,
+                "spade::cast<U> of a sparse operand takes a csr (its pattern kept, its values "
+                "converted); convert other formats with spade::convert<spade::csr<...>> first");
+  if constexpr (csr_or_dense)
+    return expr::cast_node<U, expr::stored_t<E>>(std::forward<E>(e));
+  else
+    return expr::unsupported{};
 }
 
 }  // namespace spade
