@@ -50,9 +50,9 @@ int command_cwise(const options& opt, const run_options& ro, cwise_part part = c
            4 * elem * n, 0);
 
     // Views: 2a + 3b over (side-1)-square blocks of side × side matrices, read and written through
-    // the leading dimension in one pass (each block row a run of side-1 elements, offset by one),
-    // beside the same map over the whole contiguous matrices; and a column of a row-major matrix
-    // (one element per row: the worst stride) copied into a vector.
+    // the leading dimension in one fused pass (each block row a run of side-1 elements), beside
+    // the same sum over the whole matrices (not element-wise: the sum plan, cuBLAS GEAM); and a
+    // column of a row-major matrix (one element per row: the worst stride) copied into a vector.
     const auto side = static_cast<index_t>(std::sqrt(static_cast<double>(n)));
     const dense<T, gpu> ma = to_gpu(random_dense<T>(side, side, ro.seed)),
                         mb = to_gpu(random_dense<T>(side, side, ro.seed + 1));
@@ -61,7 +61,7 @@ int command_cwise(const options& opt, const run_options& ro, cwise_part part = c
     const auto whole = [&] { mc = T(2) * ma + T(3) * mb; };
     whole();
     const double whole_ms = timer.kernel(whole, ro.timing).median;
-    report("matrix 2a+3b (whole, contiguous)", whole_ms, 3 * elem * cells, 0);
+    report("matrix 2a+3b (whole: the sum plan, cuBLAS GEAM)", whole_ms, 3 * elem * cells, 0);
     const auto blocked = [&] {
       spade::block(mc, 1, 1, side - 1, side - 1) =
           T(2) * spade::block(ma, 0, 0, side - 1, side - 1) +
@@ -69,6 +69,16 @@ int command_cwise(const options& opt, const run_options& ro, cwise_part part = c
     };
     blocked();
     report("block(c) = 2 block(a) + 3 block(b)", timer.kernel(blocked, ro.timing).median,
+           3 * elem * inner, 0);
+    // The same with every block row starting at column 0 (aligned runs): separates the cost of
+    // c's rows starting one element past a sector boundary above.
+    const auto aligned = [&] {
+      spade::block(mc, 1, 0, side - 1, side - 1) =
+          T(2) * spade::block(ma, 0, 0, side - 1, side - 1) +
+          T(3) * spade::block(mb, 1, 0, side - 1, side - 1);
+    };
+    aligned();
+    report("block(c) = ... (rows from column 0)", timer.kernel(aligned, ro.timing).median,
            3 * elem * inner, 0);
     vector<T, gpu> column(side);
     const auto strided = [&] { column = spade::col(ma, 1); };

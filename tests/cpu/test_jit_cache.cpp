@@ -118,6 +118,30 @@ TEST_CASE("generated sources compile for sm_90: maps and the three reductions, f
   const auto& msig = spade::detail::fused_signature_of<true, true, masked_chain>();
   CHECK(spade::device::jit_compile(spade::detail::fused_csr_map_source<float>(msig), 90) ==
         jit_origin::compiled);
+  // Views: blocks of both layouts read through their stride (the map tracking each element's
+  // position), written into a view (the strided map), reduced and summed along an axis.
+  using DR = spade::dense<float, gpu>;
+  using DC = spade::dense<float, gpu, spade::col_major>;
+  DR* no_rows = nullptr;
+  DC* no_cols = nullptr;
+  using viewed = decltype(spade::exp(spade::block(*no_rows, 0, 0, 0, 0)) -
+                          spade::block(*no_cols, 0, 0, 0, 0) * 2.0f);
+  const auto& vsig = spade::detail::fused_signature_of<false, true, viewed>();
+  CHECK(vsig.needs_position);
+  for (bool strided : {false, true})
+    CHECK(spade::device::jit_compile(spade::detail::fused_map_source<float>(vsig, strided), 90) ==
+          jit_origin::compiled);
+  CHECK(spade::device::jit_compile(
+            spade::detail::fused_reduce_source<float>(vsig, spade::detail::reduction::sum, true),
+            90) == jit_origin::compiled);
+  CHECK(spade::device::jit_compile(spade::detail::fused_axis_source<float>(vsig, true), 90) ==
+        jit_origin::compiled);
+  // A contiguous tree written into a view: the strided map without positions read.
+  using plain = decltype(spade::abs(std::declval<const DR&>()));
+  CHECK(
+      spade::device::jit_compile(spade::detail::fused_map_source<float>(
+                                     spade::detail::fused_signature_of<false, true, plain>(), true),
+                                 90) == jit_origin::compiled);
 }
 
 TEST_CASE("the disk cache: cold, warm, corrupt and truncated files, an unwritable directory") {
