@@ -4,15 +4,19 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <spade/spade.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cwise_check.hpp"
+#include "test_support.hpp"
 
 namespace spade::testing {
 
@@ -1007,6 +1011,262 @@ void check_sparse_cast(std::uint64_t seed) {
     CHECK(std::fabs(double(hs[static_cast<std::size_t>(r)]) - want) <=
           (terms + 1) * double(cols) * double(std::numeric_limits<U>::epsilon()));
   }
+}
+
+}  // namespace spade::testing
+
+namespace spade::testing {
+
+/// The finite non-negative values of a 16-bit type R (spade::half or spade::bfloat16), indexed
+/// by their bits, widened by Eigen (not by Spade), with the value where rounding up reaches
+/// infinity. The reference below rounds against it by exact comparisons in double.
+template <class R>
+struct reduced_table {
+  std::vector<double> values;  // values[b]: the value of bits b, for b up to the largest finite
+  double overflow = 0;         // the largest finite value plus half its unit: from here on inf
+
+  reduced_table() {
+    const std::uint16_t largest = std::is_same_v<R, half> ? 0x7bff : 0x7f7f;
+    for (std::uint32_t b = 0; b <= largest; ++b)
+      values.push_back(widen_bits(static_cast<std::uint16_t>(b)));
+    overflow = values.back() + (values.back() - values[values.size() - 2]) / 2;
+  }
+  static double widen_bits(std::uint16_t b) {
+    using E = std::conditional_t<std::is_same_v<R, half>, Eigen::half, Eigen::bfloat16>;
+    return static_cast<double>(static_cast<float>(Eigen::numext::bit_cast<E>(b)));
+  }
+  /// The bits of d rounded to nearest, ties to even bits (NaN: any NaN, so 0x7fff).
+  std::uint16_t nearest(double d) const {
+    const std::uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+    const std::uint16_t inf = std::is_same_v<R, half> ? 0x7c00 : 0x7f80;
+    if (std::isnan(d)) return 0x7fff;
+    const double m = std::fabs(d);
+    if (m >= overflow) return sign | inf;
+    const auto above = std::lower_bound(values.begin(), values.end(), m);
+    // Between the largest finite value and the overflow threshold: the largest.
+    if (above == values.end()) return sign | static_cast<std::uint16_t>(values.size() - 1);
+    const auto hi = static_cast<std::uint16_t>(above - values.begin());
+    if (values[hi] == m || hi == 0) return sign | hi;
+    const auto lo = static_cast<std::uint16_t>(hi - 1);
+    const double down = m - values[lo], up = values[hi] - m;
+    if (down != up) return sign | (down < up ? lo : hi);
+    return sign | ((lo & 1) ? hi : lo);
+  }
+};
+
+template <class R>
+std::uint16_t bits_of(R r) {
+  return r.bits;
+}
+template <class R>
+bool is_nan_bits(std::uint16_t b) {
+  return std::is_same_v<R, half> ? (b & 0x7c00) == 0x7c00 && (b & 0x3ff)
+                                 : (b & 0x7f80) == 0x7f80 && (b & 0x7f);
+}
+
+/// Values of T that stress rounding to R: zeros, infinities, NaN, the largest finite values and
+/// the overflow threshold, exact ties between neighbours, ties nudged by far less than T's unit
+/// at R's scale (a double that rounds to float exactly at the tie: rounding through float twice
+/// gets these wrong), subnormals, and random magnitudes over R's whole range and past it.
+template <class T, class R>
+std::vector<T> reduced_stress_values(std::size_t n, std::uint64_t seed,
+                                     const reduced_table<R>& table) {
+  std::vector<double> special = {0.0,
+                                 -0.0,
+                                 1.0,
+                                 -1.0,
+                                 std::numeric_limits<double>::infinity(),
+                                 -std::numeric_limits<double>::infinity(),
+                                 std::numeric_limits<double>::quiet_NaN(),
+                                 table.values.back(),
+                                 table.overflow,
+                                 -table.overflow,
+                                 table.values[1],
+                                 table.values[1] / 2,
+                                 table.values[1] / 3,
+                                 1e-30};
+  splitmix64 rng{seed};
+  for (int k = 0; k < 40; ++k) {
+    const auto b = static_cast<std::size_t>(rng.below(table.values.size() - 1));
+    const double tie = (table.values[b] + table.values[b + 1]) / 2;
+    special.push_back(tie);
+    special.push_back(-tie);
+    if constexpr (std::is_same_v<T, double>) {
+      special.push_back(tie * (1 + 0x1p-40));
+      special.push_back(tie * (1 - 0x1p-40));
+    }
+  }
+  // Magnitudes over R's range and past float's for double inputs.
+  const double low = std::is_same_v<R, half> ? -30 : -140;
+  const double high = std::is_same_v<R, half> ? 20 : (std::is_same_v<T, double> ? 135 : 127);
+  std::vector<T> v(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k < special.size()) {
+      v[k] = static_cast<T>(special[k]);
+    } else {
+      const double m =
+          std::ldexp(1 + rng.uniform(), static_cast<int>(low + (high - low) * rng.uniform()));
+      v[k] = static_cast<T>(rng.chance(0.5) ? -m : m);
+    }
+  }
+  return v;
+}
+
+/// cast<R> of a T vector and matrix (R half or bfloat16) against the exact reference, bit for
+/// bit; cast back to T exact; fused and reduced reads of R values; a cross cast; a view read and
+/// written; printing and explain.
+template <class T, class R, class Space>
+void check_reduced_precision_cast(std::size_t n, std::uint64_t seed) {
+  CAPTURE(seed);
+  CAPTURE(n);
+  static const reduced_table<R> table;
+  const auto x = reduced_stress_values<T, R>(n, seed, table);
+  const auto xs = in_space<Space>(vector<T, cpu>(std::vector<T>(x)));
+  const vector<R, Space> r = spade::cast<R>(xs);
+  const auto hr = on_host(r).values();
+  REQUIRE(hr.size() == n);
+  std::size_t bad = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint16_t want = table.nearest(static_cast<double>(x[k]));
+    const std::uint16_t got = bits_of(hr[k]);
+    if (std::isnan(static_cast<double>(x[k])) ? !is_nan_bits<R>(got) : got != want) {
+      if (bad < 5) MESSAGE("element ", k, ": ", x[k], " gave bits ", got, ", want ", want);
+      ++bad;
+    }
+  }
+  CHECK(bad == 0u);
+
+  // Back to T: exact. A fused tree over R values and a reduction read them in one pass.
+  const vector<T, Space> back = spade::cast<T>(r);
+  const vector<T, Space> fused = T(2) * spade::cast<T>(r) + xs;
+  const auto hb = on_host(back).values();
+  const auto hf = on_host(fused).values();
+  std::size_t bad_back = 0, bad_fused = 0;
+  double total = 0, size = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double w = table.widen_bits(hr[k].bits & 0x7fff) * (hr[k].bits & 0x8000 ? -1 : 1);
+    const bool nan = is_nan_bits<R>(hr[k].bits);
+    const bool inf = !nan && (hr[k].bits & 0x7fff) > table.values.size() - 1;
+    const double widened = nan   ? std::numeric_limits<double>::quiet_NaN()
+                           : inf ? std::copysign(std::numeric_limits<double>::infinity(),
+                                                 hr[k].bits & 0x8000 ? -1.0 : 1.0)
+                                 : w;
+    if (nan ? !std::isnan(static_cast<double>(hb[k])) : static_cast<double>(hb[k]) != widened)
+      ++bad_back;
+    if (!close_to(hf[k], 2 * widened + static_cast<double>(x[k]), 1)) ++bad_fused;
+    if (!nan && !inf) {
+      total += widened;
+      size += std::fabs(widened);
+    }
+  }
+  CHECK(bad_back == 0u);
+  CHECK(bad_fused == 0u);
+
+  // A reduction over the finite values, none so large that a float sum could overflow.
+  const auto finite = in_space<Space>(vector<T, cpu>([&] {
+    std::vector<T> f(x);
+    for (auto& value : f)
+      if (!std::isfinite(static_cast<double>(value)) ||
+          std::fabs(static_cast<double>(value)) >= std::min(table.overflow, 1e30))
+        value = T(0);
+    return f;
+  }()));
+  const vector<R, Space> rf = spade::cast<R>(finite);
+  const T s = spade::sum(spade::cast<T>(rf));
+  double want_sum = 0, want_size = 0;
+  const auto hrf = on_host(rf).values();
+  for (const auto& value : hrf) {
+    const double w = static_cast<double>(static_cast<float>(value));
+    want_sum += w;
+    want_size += std::fabs(w);
+  }
+  CHECK(std::fabs(static_cast<double>(s) - want_sum) <=
+        (want_size + 1) * static_cast<double>(n + 1) * std::numeric_limits<T>::epsilon());
+  (void)total;
+  (void)size;
+
+  // half ↔ bfloat16 directly: the exact value of the source, rounded once.
+  using Other = std::conditional_t<std::is_same_v<R, half>, bfloat16, half>;
+  static const reduced_table<Other> other_table;
+  const vector<Other, Space> cross = spade::cast<Other>(rf);
+  const auto hc = on_host(cross).values();
+  std::size_t bad_cross = 0;
+  for (std::size_t k = 0; k < n; ++k)
+    if (hc[k].bits != other_table.nearest(static_cast<double>(static_cast<float>(hrf[k]))))
+      ++bad_cross;
+  CHECK(bad_cross == 0u);
+}
+
+/// A matrix of R in either layout: cast from T read across layouts, a column read through its
+/// stride and a column written through a view, printing and explain.
+template <class T, class R, class Space>
+void check_reduced_precision_matrix(std::uint64_t seed) {
+  CAPTURE(seed);
+  const index_t rows = 33, cols = 31;
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const auto v = uniform_values<T>(seed, n, -300, 300);
+  const auto a = in_space<Space>(dense_from_rowwise<T, row_major>(rows, cols, v));
+  dense<R, Space, col_major> m = spade::cast<R>(a);
+  const auto at = [&](index_t i, index_t j) {
+    return static_cast<double>(v[static_cast<std::size_t>(i) * cols + j]);
+  };
+  static const reduced_table<R> table;
+  const auto hm = on_host(m);
+  std::size_t bad = 0;
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j)
+      if (hm.values()[hm.offset(i, j)].bits != table.nearest(at(i, j))) ++bad;
+  CHECK(bad == 0u);
+
+  const vector<T, Space> c = spade::cast<T>(spade::row(m, 4));  // strided: col-major storage
+  const auto hc = on_host(c).values();
+  REQUIRE(hc.size() == static_cast<std::size_t>(cols));
+  for (index_t j = 0; j < cols; ++j)
+    CHECK(static_cast<double>(hc[static_cast<std::size_t>(j)]) ==
+          static_cast<double>(static_cast<float>(hm.values()[hm.offset(4, j)])));
+
+  spade::col(m, 2) = spade::cast<R>(T(3) * spade::col(a, 0));
+  const auto written = on_host(m);
+  std::size_t bad_written = 0;
+  for (index_t i = 0; i < rows; ++i) {
+    if (written.values()[written.offset(i, 2)].bits !=
+        table.nearest(static_cast<double>(T(3) * static_cast<T>(at(i, 0)))))
+      ++bad_written;
+    if (written.values()[written.offset(i, 3)].bits != table.nearest(at(i, 3))) ++bad_written;
+  }
+  CHECK(bad_written == 0u);
+
+  // A product inside: evaluated first (as in any tree), then rounded in the fused pass, so it
+  // equals rounding the evaluated product.
+  const auto ones = in_space<Space>(vector<T, cpu>::ones(cols));
+  const vector<T, Space> product = a * ones;
+  const vector<R, Space> rounded = spade::cast<R>(a * ones);
+  const auto hp = on_host(product).values();
+  const auto hrounded = on_host(rounded).values();
+  REQUIRE(hrounded.size() == static_cast<std::size_t>(rows));
+  for (index_t i = 0; i < rows; ++i)
+    CHECK(hrounded[static_cast<std::size_t>(i)].bits ==
+          table.nearest(static_cast<double>(hp[static_cast<std::size_t>(i)])));
+
+  std::ostringstream printed;
+  printed << m;
+  CHECK(contains(printed.str(), std::string("<") + scalar_name<R>() + ", "));
+  const std::string text = spade::explain(spade::cast<R>(a));
+  CHECK(contains(text, std::string("<") + scalar_name<R>() + ", "));
+  if constexpr (std::is_same_v<Space, gpu>)
+    CHECK(
+        contains(text, std::is_same_v<R, half> ? "spade_narrow_half(" : "spade_narrow_bfloat16("));
+}
+
+/// Both 16-bit types from T: vectors of each size in `sizes`, then the matrix cases.
+template <class T, class Space>
+void check_reduced_precision(const std::vector<std::size_t>& sizes, std::uint64_t seed) {
+  for (const std::size_t n : sizes) {
+    check_reduced_precision_cast<T, half, Space>(n, seed++);
+    check_reduced_precision_cast<T, bfloat16, Space>(n, seed++);
+  }
+  check_reduced_precision_matrix<T, half, Space>(seed++);
+  check_reduced_precision_matrix<T, bfloat16, Space>(seed);
 }
 
 }  // namespace spade::testing

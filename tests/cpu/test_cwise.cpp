@@ -157,3 +157,8 @@ TEST_CASE_TEMPLATE("cwise_product of two sparse operands keeps the entries both 
 TEST_CASE_TEMPLATE("cast<U> of a csr: the pattern kept, the values converted", T, float, double) {
   spade::testing::check_sparse_cast<T, cpu>(spade::testing::fresh_seed());
 }
+
+TEST_CASE_TEMPLATE("cast<half> and cast<bfloat16>: rounded to nearest even bit for bit, exact back",
+                   T, float, double) {
+  spade::testing::check_reduced_precision<T, cpu>({0, 1, 33, 100003}, spade::testing::fresh_seed());
+}

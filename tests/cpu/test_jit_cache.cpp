@@ -142,6 +142,42 @@ TEST_CASE("generated sources compile for sm_90: maps and the three reductions, f
       spade::device::jit_compile(spade::detail::fused_map_source<float>(
                                      spade::detail::fused_signature_of<false, true, plain>(), true),
                                  90) == jit_origin::compiled);
+  // Half and bfloat16: narrowing casts from float and double, widening into a float tree, a view
+  // of a half matrix written from a double tree, a reduction over widened bfloat16 values.
+  using HV = spade::vector<spade::half, gpu>;
+  using BV = spade::vector<spade::bfloat16, gpu>;
+  using FV = spade::vector<float, gpu>;
+  using DV = spade::vector<double, gpu>;
+  using HC = spade::dense<spade::half, gpu, spade::col_major>;
+  const auto compiles = [](const std::string& source) {
+    CHECK(spade::device::jit_compile(source, 90) == jit_origin::compiled);
+  };
+  using to_half = decltype(spade::cast<spade::half>(std::declval<const FV&>() * 2.0f));
+  using to_bfloat16 = decltype(spade::cast<spade::bfloat16>(std::declval<const DV&>()));
+  using across = decltype(spade::cast<spade::bfloat16>(std::declval<const HV&>()));
+  using widened = decltype(spade::cast<float>(std::declval<const HV&>()) * 2.0f +
+                           spade::cast<float>(std::declval<const BV&>()));
+  using into_view = decltype(spade::cast<spade::half>(spade::exp(std::declval<const DC&>())));
+  using from_view = decltype(spade::cast<double>(spade::row(*static_cast<HC*>(nullptr), 0)));
+  const auto& hsig = spade::detail::fused_signature_of<false, true, to_half>();
+  CHECK(hsig.needs_reduced_precision);
+  CHECK(spade::testing::contains(hsig.body, "spade_narrow_half("));
+  compiles(spade::detail::fused_map_source<spade::half>(hsig));
+  compiles(spade::detail::fused_map_source<spade::bfloat16>(
+      spade::detail::fused_signature_of<false, true, to_bfloat16>()));
+  compiles(spade::detail::fused_map_source<spade::bfloat16>(
+      spade::detail::fused_signature_of<false, true, across>()));
+  compiles(spade::detail::fused_map_source<float>(
+      spade::detail::fused_signature_of<false, true, widened>()));
+  compiles(spade::detail::fused_map_source<spade::half>(
+      spade::detail::fused_signature_of<false, false, into_view>(), true));
+  compiles(spade::detail::fused_map_source<double>(
+      spade::detail::fused_signature_of<false, true, from_view>()));
+  compiles(spade::detail::fused_reduce_source<float>(
+      spade::detail::fused_signature_of<false, true, widened>(), spade::detail::reduction::sum,
+      false));
+  // A float tree never carries the 16-bit prelude.
+  CHECK_FALSE(spade::detail::fused_signature_of<false, true, plain>().needs_reduced_precision);
 }
 
 TEST_CASE("the disk cache: cold, warm, corrupt and truncated files, an unwritable directory") {

@@ -223,3 +223,10 @@ TEST_CASE_TEMPLATE("cast<U> of a gpu csr: the pattern kept, the values converted
                    double) {
   spade::testing::check_sparse_cast<T, gpu>(spade::testing::fresh_seed());
 }
+
+TEST_CASE_TEMPLATE(
+    "gpu cast<half> and cast<bfloat16>: rounded to nearest even bit for bit, exact back", T, float,
+    double) {
+  spade::testing::check_reduced_precision<T, gpu>({0, 1, 33, 1000003},
+                                                  spade::testing::fresh_seed());
+}

@@ -19,9 +19,34 @@
 
 namespace spade::detail {
 
+/// The type generated kernels use for T: half and bfloat16 are structs of their bits there,
+/// defined by fused_prelude (NVRTC then needs no CUDA header).
 template <class T>
 constexpr const char* cuda_type_name() {
-  return std::is_same_v<T, float> ? "float" : "double";
+  if constexpr (std::is_same_v<T, float>)
+    return "float";
+  else if constexpr (std::is_same_v<T, double>)
+    return "double";
+  else if constexpr (std::is_same_v<T, half>)
+    return "spade_half";
+  else
+    return "spade_bfloat16";
+}
+
+/// The text converting `inner` (of type From) to To. Half and bfloat16 widen to float exactly
+/// and narrow from float or double rounding to nearest even (fused_prelude's functions).
+template <class To, class From>
+std::string conversion_text(const std::string& inner) {
+  if constexpr (std::is_same_v<To, From>) {
+    return inner;
+  } else if constexpr (reduced_precision<From>) {
+    return conversion_text<To, float>("spade_widen(" + inner + ")");
+  } else if constexpr (reduced_precision<To>) {
+    return std::string(std::is_same_v<To, half> ? "spade_narrow_half(" : "spade_narrow_bfloat16(") +
+           inner + ")";
+  } else {
+    return "((" + std::string(cuda_type_name<To>()) + ")(" + inner + "))";
+  }
 }
 
 /// True for a row-major dense matrix and for everything read in one order (vectors, values).
@@ -41,9 +66,11 @@ struct fused_signature {
   int scalars = 0;
   bool needs_position = false;  // an input is read in the other layout: (o, k) from i
   bool needs_rows = false;      // a values chain reads an entry's row r or column col_idx[i]
+  bool needs_reduced_precision = false;  // half or bfloat16 values are converted
   std::string body;
 
   std::string input(const char* type, bool swapped) {
+    note_type(type);
     const std::string k = std::to_string(inputs++);
     parameters.push_back("const " + std::string(type) + "* x" + k + ", long long ld" + k);
     if (!swapped) return "x" + k + "[i]";
@@ -53,6 +80,7 @@ struct fused_signature {
   /// A view's input, read through its stride at the element's position (o, k): element (o, k)
   /// of the view in its own order lies at o · ld + k.
   std::string strided(const char* type, bool swapped) {
+    note_type(type);
     const std::string k = std::to_string(inputs++);
     parameters.push_back("const " + std::string(type) + "* x" + k + ", long long ld" + k);
     needs_position = true;
@@ -60,9 +88,14 @@ struct fused_signature {
   }
   /// An input read at `index` (a diagonal's element for the row or column of the element).
   std::string gathered(const char* type, const std::string& index) {
+    note_type(type);
     const std::string k = std::to_string(inputs++);
     parameters.push_back("const " + std::string(type) + "* x" + k + ", long long ld" + k);
     return "x" + k + "[" + index + "]";
+  }
+  /// Half and bfloat16 inputs need the prelude's struct types.
+  void note_type(const char* type) {
+    if (std::string(type).starts_with("spade_")) needs_reduced_precision = true;
   }
   std::string scalar(const char* type) {
     const std::string k = std::to_string(scalars++);
@@ -132,13 +165,43 @@ std::string fused_text(fused_signature& s) {
     const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
     return X::op_type::cuda(l, r);
   } else {
-    const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
-    return "((" + std::string(cuda_type_name<T>()) + ")(" + inner + "))";
+    using I = expr::bare_t<decltype(X::inner)>;
+    const std::string inner = fused_text<Values, RowMajor, I>(s);
+    if constexpr (reduced_precision<T> || reduced_precision<typename I::value_type>)
+      s.needs_reduced_precision = true;
+    return conversion_text<T, typename I::value_type>(inner);
   }
 }
 
-inline const char* fused_prelude() {
-  return "template <class T> __device__ __forceinline__ T spade_square(T a) { return a * a; }\n"
+/// half and bfloat16 as generated kernels see them, and their conversions by PTX instructions:
+/// to float exactly; from float rounding to nearest even; from double rounding to odd at float
+/// precision first (cvt.rz, then the last bit set when anything was dropped), which makes the
+/// second rounding exact where rounding through float twice could be off by one unit.
+inline const char* reduced_precision_prelude() {
+  return "struct spade_half { unsigned short bits; };\n"
+         "struct spade_bfloat16 { unsigned short bits; };\n"
+         "__device__ __forceinline__ float spade_widen(spade_half h) {\n"
+         "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h.bits)); return f;\n}\n"
+         "__device__ __forceinline__ float spade_widen(spade_bfloat16 h) {\n"
+         "  return __uint_as_float((unsigned)h.bits << 16);\n}\n"
+         "__device__ __forceinline__ float spade_round_to_odd(double d) {\n"
+         "  float f; asm(\"cvt.rz.f32.f64 %0, %1;\" : \"=f\"(f) : \"d\"(d));\n"
+         "  return ((double)f != d && d == d) ? __uint_as_float(__float_as_uint(f) | 1u) : f;\n}\n"
+         "__device__ __forceinline__ spade_half spade_narrow_half(float f) {\n"
+         "  spade_half h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h.bits) : \"f\"(f)); return "
+         "h;\n}\n"
+         "__device__ __forceinline__ spade_half spade_narrow_half(double d) {\n"
+         "  return spade_narrow_half(spade_round_to_odd(d));\n}\n"
+         "__device__ __forceinline__ spade_bfloat16 spade_narrow_bfloat16(float f) {\n"
+         "  spade_bfloat16 h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h.bits) : \"f\"(f)); "
+         "return h;\n}\n"
+         "__device__ __forceinline__ spade_bfloat16 spade_narrow_bfloat16(double d) {\n"
+         "  return spade_narrow_bfloat16(spade_round_to_odd(d));\n}\n";
+}
+
+inline std::string fused_prelude(const fused_signature& s) {
+  return std::string(s.needs_reduced_precision ? reduced_precision_prelude() : "") +
+         "template <class T> __device__ __forceinline__ T spade_square(T a) { return a * a; }\n"
          "template <class T> __device__ __forceinline__ T spade_inverse(T a) { return T(1) / a; "
          "}\n"
          "template <class T> __device__ __forceinline__ T spade_max(T a, T b) {\n"
@@ -204,10 +267,12 @@ template <class Out>
 std::string fused_map_source(const fused_signature& s, bool strided = false) {
   const std::string out = cuda_type_name<Out>();
   const std::string call = "spade_value(j, inner" + fused_argument_names(s) + ")";
+  // A half or bfloat16 output is a struct in the kernel: value-initialised, not from 0.
+  const std::string zero = reduced_precision<Out> ? "{}" : " = 0";
   std::string loop;
   const int fused_unroll = map_unroll(s, std::is_same_v<Out, double>);
   for (int u = 0; u < fused_unroll; ++u)
-    loop += "    " + out + " v" + std::to_string(u) + " = 0;\n    { const long long j = i + " +
+    loop += "    " + out + " v" + std::to_string(u) + zero + ";\n    { const long long j = i + " +
             std::to_string(u) + " * stride; if (j < n) v" + std::to_string(u) + " = " + call +
             "; }\n";
   for (int u = 0; u < fused_unroll; ++u) {
@@ -217,7 +282,7 @@ std::string fused_map_source(const fused_signature& s, bool strided = false) {
   }
   return std::string(strided ? "// spade: fused element-wise map into a view\n"
                              : "// spade: fused element-wise map\n") +
-         fused_prelude() + fused_value_function(s, out) +
+         fused_prelude(s) + fused_value_function(s, out) +
          "extern \"C\" __global__ void __launch_bounds__(256) " +
          (strided ? "spade_fused_map_strided" : "spade_fused_map") +
          "(long long n, long long inner, " + out + "* out" + (strided ? ", long long out_ld" : "") +
@@ -258,7 +323,7 @@ std::string fused_reduce_source(const fused_signature& s, reduction kind, bool s
       "  for (int half = 128; half > 0; half >>= 1) {\n"
       "    if (threadIdx.x < half) tile[threadIdx.x] = " +
       combine("tile[threadIdx.x]", "tile[threadIdx.x + half]") + ";\n    __syncthreads();\n  }\n";
-  return std::string("// spade: fused element-wise reduction\n") + fused_prelude() +
+  return std::string("// spade: fused element-wise reduction\n") + fused_prelude(s) +
          fused_value_function(s, t) +
          "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_reduce(long long n, "
          "long long inner, " +
@@ -288,7 +353,7 @@ template <class T>
 std::string fused_axis_source(const fused_signature& s, bool along_inner) {
   const std::string t = cuda_type_name<T>();
   const std::string head =
-      std::string("// spade: fused axis sums\n") + fused_prelude() +
+      std::string("// spade: fused axis sums\n") + fused_prelude(s) +
       "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_axis(long "
       "long outer, long long inner, " +
       t + "* out" + fused_parameter_list(s) + ") {\n";
@@ -316,7 +381,7 @@ std::string fused_axis_source(const fused_signature& s, bool along_inner) {
 template <class T>
 std::string fused_diagonal_source(const fused_signature& s) {
   const std::string t = cuda_type_name<T>();
-  return std::string("// spade: fused diagonal\n") + fused_prelude() +
+  return std::string("// spade: fused diagonal\n") + fused_prelude(s) +
          "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_diagonal(long long n, "
          "long long inner, " +
          t + "* out" + fused_parameter_list(s) +
@@ -332,7 +397,7 @@ template <class T>
 std::string fused_csr_source(const fused_signature& s, bool diagonal) {
   const std::string t = cuda_type_name<T>();
   const std::string head = std::string("// spade: fused csr ") +
-                           (diagonal ? "diagonal" : "row sums") + "\n" + fused_prelude() +
+                           (diagonal ? "diagonal" : "row sums") + "\n" + fused_prelude(s) +
                            "extern \"C\" __global__ void __launch_bounds__(256) " +
                            (diagonal ? "spade_fused_csr_diagonal" : "spade_fused_csr_rows") +
                            "(long long rows, const int* row_ptr, const int* col_idx, " + t +
@@ -362,7 +427,7 @@ std::string fused_csr_source(const fused_signature& s, bool diagonal) {
 template <class T>
 std::string fused_csr_map_source(const fused_signature& s) {
   const std::string t = cuda_type_name<T>();
-  return std::string("// spade: fused csr values map\n") + fused_prelude() +
+  return std::string("// spade: fused csr values map\n") + fused_prelude(s) +
          "extern \"C\" __global__ void __launch_bounds__(256) spade_fused_csr_map(long long rows, "
          "const int* row_ptr, const int* col_idx, " +
          t + "* out" + fused_parameter_list(s) +

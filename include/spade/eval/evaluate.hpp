@@ -254,47 +254,52 @@ template <class Forced, class Dest, class E>
 void assign(Dest& dest, const E& e) {
   using R = expr::result_t<E>;
   if constexpr (check_assignable<Dest, E>()) {
-    if constexpr (expr::is_row_range_v<E>) {
-      if constexpr (std::is_same_v<Dest, R>)
-        dest = slice_rows(e);  // a read-only row range: the csr of those rows
-      else
-        dest = convert<Dest>(slice_rows(e));
-      return;
-    }
-    if constexpr (expr::is_diagonal_matrix_v<E>) {
-      dest = diagonal_csr(e);  // as_diagonal(v) alone: the csr with v on its diagonal
-      return;
-    }
-    if constexpr (expr::is_vector_reduction_v<E>) {
-      assign_vector_reduction(dest, e);  // row_sums, col_sums, diagonal: one pass
-      return;
-    }
-    if constexpr (expr::is_pattern_intersection_v<E>) {
-      assign_intersection(dest, e);  // two sparse operands: the entries stored in both
-      return;
-    }
-    if constexpr (expr::is_sddmm_v<E>) {
-      assign_sddmm<Forced>(dest, e);  // sampled at S's entries, never forming X·Yᵀ
-      return;
-    }
-    if constexpr (fuses_cwise<sparse_matrix<R>, E>() && std::is_void_v<Forced>) {
-      assign_cwise(dest, e);  // one fused element-wise pass (or a values-only map)
-      return;
-    }
-    if (try_fused<Forced>(dest, e)) return;
-    if constexpr (std::is_same_v<Dest, R>) {
-      if (!refers_to(e, data_of(dest))) {
-        evaluate_into<Forced>(dest, e, typename R::value_type(1), typename R::value_type(0));
+    if constexpr (reduced_precision<typename R::value_type>) {
+      // A half or bfloat16 result comes from casts and views only: one fused pass.
+      assign_cwise(dest, e);
+    } else {
+      if constexpr (expr::is_row_range_v<E>) {
+        if constexpr (std::is_same_v<Dest, R>)
+          dest = slice_rows(e);  // a read-only row range: the csr of those rows
+        else
+          dest = convert<Dest>(slice_rows(e));
         return;
       }
-    }
-    // Aliasing (C = C·A) or a destination of another format: through a temporary.
-    R temporary;
-    evaluate_into<Forced>(temporary, e, typename R::value_type(1), typename R::value_type(0));
-    if constexpr (std::is_same_v<Dest, R>) {
-      dest = std::move(temporary);
-    } else {
-      dest = convert<Dest>(temporary);
+      if constexpr (expr::is_diagonal_matrix_v<E>) {
+        dest = diagonal_csr(e);  // as_diagonal(v) alone: the csr with v on its diagonal
+        return;
+      }
+      if constexpr (expr::is_vector_reduction_v<E>) {
+        assign_vector_reduction(dest, e);  // row_sums, col_sums, diagonal: one pass
+        return;
+      }
+      if constexpr (expr::is_pattern_intersection_v<E>) {
+        assign_intersection(dest, e);  // two sparse operands: the entries stored in both
+        return;
+      }
+      if constexpr (expr::is_sddmm_v<E>) {
+        assign_sddmm<Forced>(dest, e);  // sampled at S's entries, never forming X·Yᵀ
+        return;
+      }
+      if constexpr (fuses_cwise<sparse_matrix<R>, E>() && std::is_void_v<Forced>) {
+        assign_cwise(dest, e);  // one fused element-wise pass (or a values-only map)
+        return;
+      }
+      if (try_fused<Forced>(dest, e)) return;
+      if constexpr (std::is_same_v<Dest, R>) {
+        if (!refers_to(e, data_of(dest))) {
+          evaluate_into<Forced>(dest, e, typename R::value_type(1), typename R::value_type(0));
+          return;
+        }
+      }
+      // Aliasing (C = C·A) or a destination of another format: through a temporary.
+      R temporary;
+      evaluate_into<Forced>(temporary, e, typename R::value_type(1), typename R::value_type(0));
+      if constexpr (std::is_same_v<Dest, R>) {
+        dest = std::move(temporary);
+      } else {
+        dest = convert<Dest>(temporary);
+      }
     }
   }
 }
@@ -426,35 +431,56 @@ constexpr bool vendor_reduction() {
 /// every run. 0 for an empty e.
 template <expr::operand E>
 auto sum(const E& e) {
-  return detail::reduce_cwise<false>(detail::reduction::sum, e, "spade::sum");
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    return detail::reduce_cwise<false>(detail::reduction::sum, e, "spade::sum");
+  }
 }
 
 /// The mean of e's elements (a sparse operand: of its stored entries). Throws
 /// dimension_mismatch for an empty e.
 template <expr::operand E>
 auto mean(const E& e) {
-  std::int64_t count = 0;
-  const auto total = detail::reduce_cwise<false>(detail::reduction::sum, e, "spade::mean", &count);
-  if (count == 0) throw dimension_mismatch("spade::mean: the expression has no elements");
-  return total / static_cast<decltype(total)>(count);
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    std::int64_t count = 0;
+    const auto total =
+        detail::reduce_cwise<false>(detail::reduction::sum, e, "spade::mean", &count);
+    if (count == 0) throw dimension_mismatch("spade::mean: the expression has no elements");
+    return total / static_cast<decltype(total)>(count);
+  }
 }
 
 /// The largest element (NaN if any element is NaN). Throws dimension_mismatch for an empty e.
 template <expr::operand E>
 auto max_coeff(const E& e) {
-  return detail::reduce_cwise<false>(detail::reduction::max, e, "spade::max_coeff");
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    return detail::reduce_cwise<false>(detail::reduction::max, e, "spade::max_coeff");
+  }
 }
 
 /// The smallest element (NaN if any element is NaN). Throws dimension_mismatch for an empty e.
 template <expr::operand E>
 auto min_coeff(const E& e) {
-  return detail::reduce_cwise<false>(detail::reduction::min, e, "spade::min_coeff");
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    return detail::reduce_cwise<false>(detail::reduction::min, e, "spade::min_coeff");
+  }
 }
 
 /// The sum of the squared elements, in one pass.
 template <expr::operand E>
 auto squared_norm(const E& e) {
-  return detail::reduce_cwise<true>(detail::reduction::sum, e, "spade::squared_norm");
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    return detail::reduce_cwise<true>(detail::reduction::sum, e, "spade::squared_norm");
+  }
 }
 
 /// xᵀ·y: for vectors (evaluating nested plans first) one cuBLAS DOT; for element-wise trees or
@@ -463,25 +489,30 @@ template <expr::operand X, expr::operand Y>
 auto dot(const X& x, const Y& y) {
   using RX = expr::result_t<X>;
   using RY = expr::result_t<Y>;
-  static_assert(std::is_same_v<typename RX::space_type, typename RY::space_type> &&
-                    std::is_same_v<typename RX::value_type, typename RY::value_type>,
-                "spade::dot: the operands differ in scalar type or space; convert or move one");
-  if constexpr (detail::vendor_reduction<X>() && detail::vendor_reduction<Y>()) {
-    using T = typename RX::value_type;
-    return detail::with_operand(x, [&](const auto& u, bool, T su) {
-      return detail::with_operand(y, [&](const auto& v, bool, T sv) {
-        if (u.size() != v.size())
-          throw dimension_mismatch("dot: sizes " + std::to_string(u.size()) + " and " +
-                                   std::to_string(v.size()) + " differ");
-        return su * sv * detail::vector_kernels<typename RX::space_type>::dot(u, v);
-      });
-    });
+  if constexpr (expr::holds_reduced_precision<X, Y>) {
+    return expr::reject_reduced_precision<
+        std::conditional_t<expr::holds_reduced_precision<X>, X, Y>>();
   } else {
-    if (expr::rows_of(x) != expr::rows_of(y) || expr::cols_of(x) != expr::cols_of(y))
-      throw dimension_mismatch("dot: shapes " +
-                               expr::shape_text(expr::rows_of(x), expr::cols_of(x)) + " and " +
-                               expr::shape_text(expr::rows_of(y), expr::cols_of(y)) + " differ");
-    return sum(cwise_product(x, y));
+    static_assert(std::is_same_v<typename RX::space_type, typename RY::space_type> &&
+                      std::is_same_v<typename RX::value_type, typename RY::value_type>,
+                  "spade::dot: the operands differ in scalar type or space; convert or move one");
+    if constexpr (detail::vendor_reduction<X>() && detail::vendor_reduction<Y>()) {
+      using T = typename RX::value_type;
+      return detail::with_operand(x, [&](const auto& u, bool, T su) {
+        return detail::with_operand(y, [&](const auto& v, bool, T sv) {
+          if (u.size() != v.size())
+            throw dimension_mismatch("dot: sizes " + std::to_string(u.size()) + " and " +
+                                     std::to_string(v.size()) + " differ");
+          return su * sv * detail::vector_kernels<typename RX::space_type>::dot(u, v);
+        });
+      });
+    } else {
+      if (expr::rows_of(x) != expr::rows_of(y) || expr::cols_of(x) != expr::cols_of(y))
+        throw dimension_mismatch("dot: shapes " +
+                                 expr::shape_text(expr::rows_of(x), expr::cols_of(x)) + " and " +
+                                 expr::shape_text(expr::rows_of(y), expr::cols_of(y)) + " differ");
+      return sum(cwise_product(x, y));
+    }
   }
 }
 
@@ -489,14 +520,18 @@ auto dot(const X& x, const Y& y) {
 /// overflow; for an element-wise tree or a matrix (Frobenius) √(squared_norm(e)). Synchronous.
 template <expr::operand X>
 auto norm(const X& x) {
-  if constexpr (detail::vendor_reduction<X>()) {
-    using T = typename expr::result_t<X>::value_type;
-    return detail::with_operand(x, [&](const auto& u, bool, T s) {
-      const T magnitude = s < T(0) ? -s : s;
-      return magnitude * detail::vector_kernels<typename expr::result_t<X>::space_type>::norm(u);
-    });
+  if constexpr (expr::holds_reduced_precision<X>) {
+    return expr::reject_reduced_precision<X>();
   } else {
-    return std::sqrt(squared_norm(x));
+    if constexpr (detail::vendor_reduction<X>()) {
+      using T = typename expr::result_t<X>::value_type;
+      return detail::with_operand(x, [&](const auto& u, bool, T s) {
+        const T magnitude = s < T(0) ? -s : s;
+        return magnitude * detail::vector_kernels<typename expr::result_t<X>::space_type>::norm(u);
+      });
+    } else {
+      return std::sqrt(squared_norm(x));
+    }
   }
 }
 

@@ -23,7 +23,7 @@ namespace detail {
 template <class M>
 std::string type_text() {
   std::string text = expr::format_name<M>();
-  text += std::is_same_v<typename M::value_type, float> ? "<float, " : "<double, ";
+  text += std::string("<") + scalar_name<typename M::value_type>() + ", ";
   text += M::space_type::name;
   return text + ">";
 }
@@ -154,8 +154,8 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
   } else if constexpr (expr::is_sddmm_v<E>) {
     constexpr bool on_gpu = Preview || std::is_same_v<typename E::space_type, gpu>;
     using T = typename E::value_type;
-    out << pad << "SDDMM -> csr<" << (std::is_same_v<T, float> ? "float" : "double") << ", "
-        << (on_gpu ? "gpu" : "cpu") << "> " << e.rows() << "x" << e.cols()
+    out << pad << "SDDMM -> csr<" << scalar_name<T>() << ", " << (on_gpu ? "gpu" : "cpu") << "> "
+        << e.rows() << "x" << e.cols()
         << ": S's pattern, each entry S(i,j) * (A*B)(i,j) with k = " << expr::cols_of(e.dense.lhs)
         << " (A*B never formed)\n"
         << pad << "  kernel: "

@@ -20,9 +20,14 @@ using natural_t = result_t<bare_t<E>>;
 template <class E>
 inline constexpr bool sparse_operand = sparse_matrix<natural_t<E>>;
 
-template <class Op, class E>
-auto make_unary(typename bare_t<E>::value_type p, E&& e) {
-  return cwise_unary<Op, stored_t<E>>(p, std::forward<E>(e));
+/// p: the operation's parameter (a scalar operand, or 0 for none).
+template <class Op, class E, class P>
+auto make_unary(P p, E&& e) {
+  using T = typename bare_t<E>::value_type;
+  if constexpr (holds_reduced_precision<E>)
+    return reject_reduced_precision<E>();
+  else
+    return cwise_unary<Op, stored_t<E>>(static_cast<T>(p), std::forward<E>(e));
 }
 
 /// Both operands dense matrices or both vectors, of one space and one scalar type.
@@ -61,10 +66,13 @@ template <class Op, class L, class R>
 auto make_binary(L&& l, R&& r) {
   using A = natural_t<L>;
   using B = natural_t<R>;
-  if constexpr (std::is_same_v<Op, ops::product_op> &&
-                ((sparse_matrix<A> && is_dense_v<B>) || (is_dense_v<A> && sparse_matrix<B>)) &&
-                std::is_same_v<typename A::space_type, typename B::space_type> &&
-                std::is_same_v<typename A::value_type, typename B::value_type>) {
+  if constexpr (holds_reduced_precision<L, R>) {
+    return reject_reduced_precision<std::conditional_t<holds_reduced_precision<L>, L, R>>();
+  } else if constexpr (std::is_same_v<Op, ops::product_op> &&
+                       ((sparse_matrix<A> && is_dense_v<B>) ||
+                        (is_dense_v<A> && sparse_matrix<B>)) &&
+                       std::is_same_v<typename A::space_type, typename B::space_type> &&
+                       std::is_same_v<typename A::value_type, typename B::value_type>) {
     // A sparse operand times a dense one: the sparse pattern, its values scaled element-wise.
     if constexpr (!is_csr_v<A> && !is_csr_v<B>) {
       static_assert(is_csr_v<A> || is_csr_v<B>,
@@ -230,25 +238,37 @@ auto cwise_min(E&& a, typename expr::bare_t<E>::value_type s) {
 /// may be an element-wise expression (row_sums(abs(A)) is one pass).
 template <expr::operand E>
 auto row_sums(E&& a) {
-  static_assert(!is_vector_v<expr::detail::natural_t<E>>,
-                "spade::row_sums: the operand must be a matrix (a vector's sum is spade::sum)");
-  return expr::axis_sum<expr::axis::rows, expr::stored_t<E>>(std::forward<E>(a));
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    static_assert(!is_vector_v<expr::detail::natural_t<E>>,
+                  "spade::row_sums: the operand must be a matrix (a vector's sum is spade::sum)");
+    return expr::axis_sum<expr::axis::rows, expr::stored_t<E>>(std::forward<E>(a));
+  }
 }
 /// The sums of each column of A (dense or sparse), as a vector, lazily.
 template <expr::operand E>
 auto col_sums(E&& a) {
-  static_assert(!is_vector_v<expr::detail::natural_t<E>>,
-                "spade::col_sums: the operand must be a matrix (a vector's sum is spade::sum)");
-  return expr::axis_sum<expr::axis::cols, expr::stored_t<E>>(std::forward<E>(a));
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    static_assert(!is_vector_v<expr::detail::natural_t<E>>,
+                  "spade::col_sums: the operand must be a matrix (a vector's sum is spade::sum)");
+    return expr::axis_sum<expr::axis::cols, expr::stored_t<E>>(std::forward<E>(a));
+  }
 }
 /// A's diagonal (elements (i, i), i < min(rows, cols)) as a vector, lazily; A dense or sparse
 /// (an unstored diagonal element is 0).
 template <expr::operand E>
 auto diagonal(E&& a) {
-  static_assert(!is_vector_v<expr::detail::natural_t<E>>,
-                "spade::diagonal: the operand must be a matrix (spade::as_diagonal(v) makes a "
-                "diagonal operand of a vector)");
-  return expr::diagonal_of<expr::stored_t<E>>(std::forward<E>(a));
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    static_assert(!is_vector_v<expr::detail::natural_t<E>>,
+                  "spade::diagonal: the operand must be a matrix (spade::as_diagonal(v) makes a "
+                  "diagonal operand of a vector)");
+    return expr::diagonal_of<expr::stored_t<E>>(std::forward<E>(a));
+  }
 }
 
 /// The square matrix with v on its diagonal, as an operand: as_diagonal(d) * A scales A's rows,
@@ -256,10 +276,14 @@ auto diagonal(E&& a) {
 /// is cwise_product(d, x). Alone it evaluates to a csr.
 template <expr::operand E>
 auto as_diagonal(E&& v) {
-  static_assert(is_vector_v<expr::detail::natural_t<E>>,
-                "spade::as_diagonal: the operand must be a vector (spade::diagonal(A) takes a "
-                "matrix's diagonal)");
-  return expr::diagonal_matrix<expr::stored_t<E>>(std::forward<E>(v));
+  if constexpr (expr::holds_reduced_precision<E>) {
+    return expr::reject_reduced_precision<E>();
+  } else {
+    static_assert(is_vector_v<expr::detail::natural_t<E>>,
+                  "spade::as_diagonal: the operand must be a vector (spade::diagonal(A) takes a "
+                  "matrix's diagonal)");
+    return expr::diagonal_matrix<expr::stored_t<E>>(std::forward<E>(v));
+  }
 }
 
 namespace expr::detail {
@@ -325,22 +349,32 @@ auto diagonal_product(L&& l, R&& r) {
 
 }  // namespace expr::detail
 
-/// `e` with its values converted to U (float or double), lazily: fused into the pass that reads
-/// it. Dense matrices and vectors only, for now.
+/// `e` with its values converted to U, lazily: fused into the pass that reads it. U is float,
+/// double, spade::half or spade::bfloat16 (rounded to nearest even); a csr keeps its pattern
+/// (float or double only), other sparse formats are converted to csr first.
 template <class U, expr::operand E>
 auto cast(E&& e) {
-  static_assert(std::is_same_v<U, float> || std::is_same_v<U, double>,
-                "spade::cast<U>: U must be float or double (half and bfloat16 are not supported "
-                "yet)");
+  using V = typename expr::bare_t<E>::value_type;
   constexpr bool csr_or_dense =
       !expr::detail::sparse_operand<E> || is_csr_v<expr::detail::natural_t<E>>;
-  static_assert(csr_or_dense,
-                "spade::cast<U> of a sparse operand takes a csr (its pattern kept, its values "
-                "converted); convert other formats with spade::convert<spade::csr<...>> first");
-  if constexpr (csr_or_dense)
-    return expr::cast_node<U, expr::stored_t<E>>(std::forward<E>(e));
-  else
+  constexpr bool reduced = reduced_precision<U> || reduced_precision<V>;
+  if constexpr (!storage_scalar<U>) {
+    static_assert(storage_scalar<U>,
+                  "spade::cast<U>: U must be float, double, spade::half or spade::bfloat16");
     return expr::unsupported{};
+  } else if constexpr (!csr_or_dense) {
+    static_assert(csr_or_dense,
+                  "spade::cast<U> of a sparse operand takes a csr (its pattern kept, its values "
+                  "converted); convert other formats with spade::convert<spade::csr<...>> first");
+    return expr::unsupported{};
+  } else if constexpr (reduced && expr::detail::sparse_operand<E>) {
+    static_assert(!expr::detail::sparse_operand<E>,
+                  "spade::cast<U> to spade::half or spade::bfloat16 takes a dense matrix or a "
+                  "vector: sparse formats hold float or double");
+    return expr::unsupported{};
+  } else {
+    return expr::cast_node<U, expr::stored_t<E>>(std::forward<E>(e));
+  }
 }
 
 }  // namespace spade

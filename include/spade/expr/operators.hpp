@@ -42,7 +42,10 @@ template <expr::operand L, expr::operand R>
 auto operator*(L&& lhs, R&& rhs) {
   using A = expr::bare_t<L>;
   using B = expr::bare_t<R>;
-  if constexpr (expr::is_diagonal_matrix_v<A> || expr::is_diagonal_matrix_v<B>) {
+  if constexpr (expr::holds_reduced_precision<A, B>) {
+    return expr::reject_reduced_precision<
+        std::conditional_t<expr::holds_reduced_precision<A>, A, B>>();
+  } else if constexpr (expr::is_diagonal_matrix_v<A> || expr::is_diagonal_matrix_v<B>) {
     return expr::detail::diagonal_product(std::forward<L>(lhs), std::forward<R>(rhs));
   } else if constexpr (!expr::detail::same_space<A, B>) {
     static_assert(expr::detail::same_space<A, B>,
@@ -69,7 +72,10 @@ template <expr::operand L, expr::operand R>
 auto operator+(L&& lhs, R&& rhs) {
   using A = expr::bare_t<L>;
   using B = expr::bare_t<R>;
-  if constexpr (!expr::detail::same_space<A, B>) {
+  if constexpr (expr::holds_reduced_precision<A, B>) {
+    return expr::reject_reduced_precision<
+        std::conditional_t<expr::holds_reduced_precision<A>, A, B>>();
+  } else if constexpr (!expr::detail::same_space<A, B>) {
     static_assert(expr::detail::same_space<A, B>,
                   "spade: operator+/-: the operands live in different spaces (one cpu, one gpu); "
                   "move one with spade::to_gpu or spade::to_cpu first");
@@ -114,14 +120,18 @@ auto operator*(E&& e, typename expr::bare_t<E>::value_type s) {
 /// −A, lazily.
 template <expr::operand E>
 auto operator-(E&& e) {
-  return typename expr::bare_t<E>::value_type(-1) * std::forward<E>(e);
+  if constexpr (expr::holds_reduced_precision<E>)
+    return expr::reject_reduced_precision<E>();
+  else
+    return typename expr::bare_t<E>::value_type(-1) * std::forward<E>(e);
 }
 
 /// A − B, lazily: A + (−1)·B, so fused forms see one shape of node.
 template <expr::operand L, expr::operand R>
 auto operator-(L&& lhs, R&& rhs) {
   using B = expr::bare_t<R>;
-  if constexpr (!expr::detail::same_scalar<expr::bare_t<L>, B>) {
+  if constexpr (!expr::detail::same_scalar<expr::bare_t<L>, B> ||
+                expr::holds_reduced_precision<L, R>) {
     return std::forward<L>(lhs) + std::forward<R>(rhs);  // reports the mismatch once
   } else {
     return std::forward<L>(lhs) + (typename B::value_type(-1) * std::forward<R>(rhs));
@@ -136,7 +146,9 @@ auto operator-(L&& lhs, R&& rhs) {
 template <expr::operand M>
 auto sparse_view(M&& d) {
   using X = expr::bare_t<M>;
-  if constexpr (!is_dense_v<X>) {
+  if constexpr (expr::holds_reduced_precision<X>) {
+    return expr::reject_reduced_precision<X>();
+  } else if constexpr (!is_dense_v<X>) {
     static_assert(is_dense_v<X>,
                   "spade::sparse_view: the argument must be a spade::dense matrix (evaluate an "
                   "expression into one first; sparse formats need no view)");
@@ -150,7 +162,9 @@ auto sparse_view(M&& d) {
 template <expr::operand E>
 auto transpose(E&& e) {
   using X = expr::bare_t<E>;
-  if constexpr (is_vector_v<expr::result_t<X>>) {
+  if constexpr (expr::holds_reduced_precision<X>) {
+    return expr::reject_reduced_precision<X>();
+  } else if constexpr (is_vector_v<expr::result_t<X>>) {
     static_assert(!is_vector_v<expr::result_t<X>>,
                   "spade::transpose: vectors are columns and have no transpose here; use "
                   "spade::dot(x, y) for xᵀ·y");

@@ -24,6 +24,27 @@ struct unsupported {
   }
 };
 
+/// True when an operand holds spade::half or spade::bfloat16 values, which are stored, never
+/// computed on: every operation but spade::cast, views and assignment rejects them.
+template <class... X>
+inline constexpr bool holds_reduced_precision =
+    (reduced_precision<typename std::remove_cvref_t<X>::value_type> || ...);
+
+// Instantiated only for an operation on a half or bfloat16 operand: its template argument names
+// the operand type in the compiler's "required from" line under the message.
+template <class X>
+struct no_reduced_precision_arithmetic {
+  static_assert(sizeof(X) == 0,
+                "spade: spade::half and spade::bfloat16 are storage types and do not compute: "
+                "convert with spade::cast<float>(x) (or double) first, and back with "
+                "spade::cast<spade::half>(...)");
+  using type = unsupported;
+};
+template <class X>
+auto reject_reduced_precision() {
+  return typename no_reduced_precision_arithmetic<std::remove_cvref_t<X>>::type{};
+}
+
 template <class A, class B>
 struct product_result {
   using type = unsupported;

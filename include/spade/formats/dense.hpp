@@ -17,7 +17,7 @@ namespace spade {
 
 /// A rows × cols dense matrix stored contiguously in `Layout` order (no padding: the leading
 /// dimension is cols for row_major, rows for col_major). Value type: copies are deep.
-template <scalar T, space Space = gpu, layout Layout = row_major>
+template <storage_scalar T, space Space = gpu, layout Layout = row_major>
 class dense {
  public:
   using value_type = T;

@@ -8,9 +8,9 @@
 
 namespace spade {
 
-template <scalar T, space Space, layout Layout>
+template <storage_scalar T, space Space, layout Layout>
 class dense;
-template <scalar T, space Space>
+template <storage_scalar T, space Space>
 class vector;
 template <scalar T, space Space>
 class csr;

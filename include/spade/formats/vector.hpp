@@ -16,7 +16,7 @@
 namespace spade {
 
 /// A dense column vector of n elements. Value type: copies are deep.
-template <scalar T, space Space = gpu>
+template <storage_scalar T, space Space = gpu>
 class vector {
  public:
   using value_type = T;

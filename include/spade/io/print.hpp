@@ -55,8 +55,7 @@ std::string number(const std::ostream& like, T v) {
 template <class M>
 std::string header(const M& m) {
   std::ostringstream h;
-  h << expr::format_name<M>() << "<"
-    << (std::is_same_v<typename M::value_type, float> ? "float" : "double") << ", "
+  h << expr::format_name<M>() << "<" << scalar_name<typename M::value_type>() << ", "
     << M::space_type::name << "> ";
   if constexpr (is_vector_v<M>) {
     h << m.size();
