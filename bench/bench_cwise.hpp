@@ -85,6 +85,22 @@ int command_cwise(const options& opt, const run_options& ro, cwise_part part = c
     strided();
     report("vector = col(a, 1) (stride side)", timer.kernel(strided, ro.timing).median,
            2 * elem * side, 0);
+
+    // Casts to and from the 16-bit storage types (each element read in one type, written in the
+    // other); bench/cwise_cupy.py times CuPy's copyto into float16 on the same bytes.
+    vector<half, gpu> halves(idx);
+    vector<bfloat16, gpu> bfloats(idx);
+    const auto narrow = [&] { halves = spade::cast<half>(x); };
+    narrow();
+    report("vector<half> = cast<half>(x)", timer.kernel(narrow, ro.timing).median, (elem + 2) * n,
+           0);
+    const auto narrow_b = [&] { bfloats = spade::cast<bfloat16>(x); };
+    narrow_b();
+    report("vector<bfloat16> = cast<bfloat16>(x)", timer.kernel(narrow_b, ro.timing).median,
+           (elem + 2) * n, 0);
+    const auto widen = [&] { out = spade::cast<T>(halves); };
+    widen();
+    report("x = cast<T>(half)", timer.kernel(widen, ro.timing).median, (elem + 2) * n, 0);
   }
 
   T sink = 0;

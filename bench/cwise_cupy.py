@@ -53,6 +53,11 @@ def main():
     report("cp.fuse 2x+3y-sqrt(|w|)x", timed(lambda: fused(x, y, w), a.reps), 4)
     report("unfused 2x+3y-sqrt(|w|)x", timed(lambda: 2 * x + 3 * y - cp.sqrt(cp.abs(w)) * x, a.reps), 4)
     report("cp.fuse tanh(exp(-x^2)/2+max(y,w))/3", timed(lambda: deep(x, y, w), a.reps), 4)
+    halves = cp.empty(a.n, dtype=cp.float16)
+    cast_ms = timed(lambda: cp.copyto(halves, x, casting="same_kind"), a.reps)
+    print(f"  cupy {'copyto float16 <- x':<40} {cast_ms:9.4f} ms {(size + 2) * a.n / (cast_ms * 1e-3) / 1e9:7.0f} GB/s")
+    widen_ms = timed(lambda: cp.copyto(out, halves), a.reps)
+    print(f"  cupy {'copyto x <- float16':<40} {widen_ms:9.4f} ms {(size + 2) * a.n / (widen_ms * 1e-3) / 1e9:7.0f} GB/s")
     report("cp.sum(x) + copy back", timed(lambda: float(cp.sum(x)), a.reps), 1)
     report("cp.sum((2x+3y)**2) unfused", timed(lambda: float(cp.sum((2 * x + 3 * y) ** 2)), a.reps), 2)
     del out
