@@ -1269,4 +1269,90 @@ void check_reduced_precision(const std::vector<std::size_t>& sizes, std::uint64_
   check_reduced_precision_matrix<T, bfloat16, Space>(seed);
 }
 
+/// Sparse formats other than csr under cast, diagonal scaling and a product with a dense
+/// matrix: the csr of their entries. A coo with every entry v stored as the repeats 2v and -v,
+/// in reverse order (the chain must see each entry once: abs of the repeats would give 3|v|),
+/// and an ellr.
+template <class T, class Space>
+void check_other_sparse_formats(std::uint64_t seed) {
+  CAPTURE(seed);
+  using U = std::conditional_t<std::is_same_v<T, float>, double, float>;
+  const index_t rows = 33, cols = 31;
+  const auto p = random_csr_parts<T>(rows, cols, seed, 0.3, 6, 4);
+  std::vector<index_t> ri, ci;
+  std::vector<T> repeats;
+  for (index_t r = rows - 1; r >= 0; --r)
+    for (index_t k = p.row_ptr[static_cast<std::size_t>(r) + 1] - 1;
+         k >= p.row_ptr[static_cast<std::size_t>(r)]; --k)
+      for (const T factor : {T(2), T(-1)}) {  // 2v + (-v) is v exactly
+        ri.push_back(r);
+        ci.push_back(p.col_idx[static_cast<std::size_t>(k)]);
+        repeats.push_back(factor * p.values[static_cast<std::size_t>(k)]);
+      }
+  const csr<T, cpu> a(rows, cols, p.row_ptr, p.col_idx, p.values);
+  const auto o = in_space<Space>(coo<T, cpu>(rows, cols, ri, ci, repeats));
+  const auto e = in_space<Space>(convert<ellr<T, cpu>>(a));
+  const auto dv = uniform_values<T>(seed + 1, static_cast<std::size_t>(rows), -2, 2);
+  const auto bv = uniform_values<T>(seed + 2, static_cast<std::size_t>(rows) * cols, -2, 2);
+  const auto d = in_space<Space>(vector<T, cpu>(dv));
+  const auto b = in_space<Space>(dense_from_rowwise<T, row_major>(rows, cols, bv));
+
+  const auto check = [&](const char* what, const auto& got, const auto& value, double ulps) {
+    CAPTURE(what);
+    const auto h = on_host(got);
+    CHECK(std::vector<index_t>(h.row_ptr().begin(), h.row_ptr().end()) == p.row_ptr);
+    CHECK(std::vector<index_t>(h.col_idx().begin(), h.col_idx().end()) == p.col_idx);
+    std::vector<double> want(p.values.size());
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t k = p.row_ptr[static_cast<std::size_t>(r)];
+           k < p.row_ptr[static_cast<std::size_t>(r) + 1]; ++k)
+        want[static_cast<std::size_t>(k)] =
+            value(r, p.col_idx[static_cast<std::size_t>(k)], p.values[static_cast<std::size_t>(k)]);
+    using V = typename std::remove_cvref_t<decltype(h)>::value_type;
+    CHECK(mismatches(std::vector<V>(h.values().begin(), h.values().end()), want, ulps) == 0u);
+  };
+  const auto converted = [](index_t, index_t, T v) { return double(static_cast<U>(v)); };
+  const auto scaled = [&](index_t r, index_t, T v) {
+    return double(dv[static_cast<std::size_t>(r)]) * v;
+  };
+  const auto masked = [&](index_t r, index_t c, T v) {
+    return double(v) * bv[static_cast<std::size_t>(r) * cols + c];
+  };
+  check("cast<U>(coo)", csr<U, Space>(spade::cast<U>(o)), converted, 0);
+  check("cast<U>(ellr)", csr<U, Space>(spade::cast<U>(e)), converted, 0);
+  check("as_diagonal(d) * coo", csr<T, Space>(spade::as_diagonal(d) * o), scaled, 1);
+  check("as_diagonal(d) * ellr", csr<T, Space>(spade::as_diagonal(d) * e), scaled, 1);
+  check("cwise_product(coo, b)", csr<T, Space>(spade::cwise_product(o, b)), masked, 1);
+  check("cwise_product(b, ellr)", csr<T, Space>(spade::cwise_product(b, e)), masked, 1);
+  // Reductions read the same entries: a row sum of the cast, a sum of the scaled values.
+  const vector<U, Space> sums = spade::row_sums(spade::cast<U>(o));
+  const auto hs = on_host(sums).values();
+  for (index_t r = 0; r < rows; ++r) {
+    double want = 0, terms = 0;
+    for (index_t k = p.row_ptr[static_cast<std::size_t>(r)];
+         k < p.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+      want += double(static_cast<U>(p.values[static_cast<std::size_t>(k)]));
+      terms += std::fabs(double(p.values[static_cast<std::size_t>(k)]));
+    }
+    CHECK(std::fabs(double(hs[static_cast<std::size_t>(r)]) - want) <=
+          (terms + 1) * double(cols) * double(std::numeric_limits<U>::epsilon()));
+  }
+  const std::string text = spade::explain(spade::cast<U>(o));
+  CHECK(contains(text, "input converted first: coo<"));
+
+  // A values map and reductions of the coo see its entries, not the repeats.
+  const coo<T, Space> magnitudes = spade::abs(o);
+  check(
+      "abs(coo)", convert<csr<T, Space>>(magnitudes),
+      [](index_t, index_t, T v) { return std::fabs(double(v)); }, 0);
+  double largest = -std::numeric_limits<double>::infinity(), squares = 0;
+  for (const T v : p.values) {
+    largest = std::max(largest, double(v));
+    squares += double(v) * double(v);
+  }
+  if (!p.values.empty()) CHECK(double(spade::max_coeff(o)) == largest);
+  CHECK(std::fabs(double(spade::squared_norm(o)) - squares) <=
+        (squares + 1) * double(p.values.size() + 1) * double(std::numeric_limits<T>::epsilon()));
+}
+
 }  // namespace spade::testing

@@ -162,3 +162,10 @@ TEST_CASE_TEMPLATE("cast<half> and cast<bfloat16>: rounded to nearest even bit f
                    T, float, double) {
   spade::testing::check_reduced_precision<T, cpu>({0, 1, 33, 100003}, spade::testing::fresh_seed());
 }
+
+TEST_CASE_TEMPLATE(
+    "cast, as_diagonal scaling and cwise_product with a dense matrix of a coo or an ellr: the csr "
+    "of its entries",
+    T, float, double) {
+  spade::testing::check_other_sparse_formats<T, cpu>(spade::testing::fresh_seed());
+}

@@ -230,3 +230,10 @@ TEST_CASE_TEMPLATE(
   spade::testing::check_reduced_precision<T, gpu>({0, 1, 33, 1000003},
                                                   spade::testing::fresh_seed());
 }
+
+TEST_CASE_TEMPLATE(
+    "gpu cast, as_diagonal scaling and cwise_product with a dense matrix of a coo or an ellr: the "
+    "csr of its entries",
+    T, float, double) {
+  spade::testing::check_other_sparse_formats<T, gpu>(spade::testing::fresh_seed());
+}

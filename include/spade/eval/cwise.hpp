@@ -118,13 +118,24 @@ const auto& fused_input(const X& x, fused_temporaries& temporaries) {
     return temporaries.hold(spade::eval(x));
 }
 
-/// The sparse base under a values-only chain (scalings and zero-keeping unary operations).
-template <class X>
+/// The sparse base under a values-only chain (scalings and zero-keeping unary operations) whose
+/// result is R: the base itself, or its csr form, converted once and cached on it, when R is a
+/// csr and the base another format (a cast, a diagonal scaling or a product with a dense matrix
+/// of a coo, gcoo, ellr or tiled operand) and for every coo: a coo may repeat an entry, and
+/// abs, max_coeff or squared_norm of the repeats is not that of their sum, so the conversion
+/// sums them first and the chain sees each entry of the matrix once.
+template <class R, class X>
 const auto& values_base(const X& x, fused_temporaries& temporaries) {
-  if constexpr (values_interior_v<X>)
-    return values_base(x.inner, temporaries);
-  else
-    return fused_input(x, temporaries);
+  if constexpr (values_interior_v<X>) {
+    return values_base<R>(x.inner, temporaries);
+  } else {
+    const auto& leaf = fused_input(x, temporaries);
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (sparse_matrix<L> && !is_csr_v<L> && (is_csr_v<R> || is_coo_v<L>))
+      return cached_convert<csr<typename L::value_type, typename L::space_type>>(leaf);
+    else
+      return leaf;
+  }
 }
 
 /// Throws spade::error when a scalar parameter makes a zero-keeping operation fill the zeros of
@@ -249,11 +260,13 @@ void assign_cwise(Dest& dest, const E& e) {
     using R = expr::result_t<E>;
     check_keeps_zero(e);
     fused_temporaries temporaries;
-    const auto& base = values_base(e, temporaries);
+    const auto& base = values_base<R>(e, temporaries);
     using B = std::remove_cvref_t<decltype(base)>;
     R result = [&] {
-      if constexpr (std::is_same_v<typename R::value_type, typename B::value_type>) {
+      if constexpr (std::is_same_v<R, B>) {
         return R(base);  // the pattern, and the values the pass overwrites in place
+      } else if constexpr (std::is_same_v<typename R::value_type, typename B::value_type>) {
+        return convert<R>(base);  // a coo result from the csr of its entries, in its order
       } else {
         // A cast in the chain: the pattern copied, values of the new type written from base's.
         using S = typename R::space_type;
@@ -360,7 +373,7 @@ void assign_vector_reduction(Dest& dest, const E& e) {
   if constexpr (sparse_matrix<R>) {
     check_keeps_zero(e.inner);
     fused_temporaries temporaries;
-    const auto& base = values_base(e.inner, temporaries);
+    const auto& base = values_base<R>(e.inner, temporaries);
     // The base's own scalar type (a cast in the chain converts each value as it is read).
     using rowwise_type =
         csr<typename std::remove_cvref_t<decltype(base)>::value_type, typename R::space_type>;
@@ -392,7 +405,7 @@ typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what
     } else {
       check_keeps_zero(e);
       fused_temporaries temporaries;
-      const auto& base = values_base(e, temporaries);
+      const auto& base = values_base<R>(e, temporaries);
       if (count) *count = static_cast<std::int64_t>(base.values().size());
       if (kind != reduction::sum && base.values().size() == 0)
         throw dimension_mismatch(std::string(what) + ": the sparse operand stores no entries");

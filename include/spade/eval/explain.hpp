@@ -86,7 +86,8 @@ std::string explain_node(const E& e, int indent, const device_profile* profile);
 
 /// The inputs of a fused pass that are nested plans (products, transposes): each is evaluated
 /// into a temporary first, by its own plan.
-template <bool Preview, bool Values, class X>
+/// R: the pass's result (a csr result of another sparse format's chain converts it first).
+template <bool Preview, bool Values, class R, class X>
 void explain_fused_inputs(const X& x, int indent, const device_profile* profile,
                           std::ostringstream& out) {
   constexpr bool interior = Values ? values_interior_v<X> : fused_interior_v<X>;
@@ -98,11 +99,15 @@ void explain_fused_inputs(const X& x, int indent, const device_profile* profile,
     if constexpr (!matrix_or_vector<X>)
       out << std::string(static_cast<std::size_t>(indent), ' ') << "input evaluated first:\n"
           << explain_node<Preview>(x, indent + 2, profile);
+    else if constexpr (Values && is_csr_v<R> && sparse_matrix<X> && !is_csr_v<X>)
+      out << std::string(static_cast<std::size_t>(indent), ' ')
+          << "input converted first: " << type_text<X>()
+          << " -> csr, its entries (converted once, cached on the operand)\n";
   } else if constexpr (requires { x.lhs; }) {
-    explain_fused_inputs<Preview, Values>(x.lhs, indent, profile, out);
-    explain_fused_inputs<Preview, Values>(x.rhs, indent, profile, out);
+    explain_fused_inputs<Preview, Values, R>(x.lhs, indent, profile, out);
+    explain_fused_inputs<Preview, Values, R>(x.rhs, indent, profile, out);
   } else {
-    explain_fused_inputs<Preview, Values>(x.inner, indent, profile, out);
+    explain_fused_inputs<Preview, Values, R>(x.inner, indent, profile, out);
   }
 }
 
@@ -181,7 +186,7 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
              "compiled by NVRTC at first use and cached in memory and on disk)\n";
     else
       out << cwise_backend<typename E::space_type>::describe(e) << "\n";
-    explain_fused_inputs<Preview, values>(e, indent + 2, profile, out);
+    explain_fused_inputs<Preview, values, expr::result_t<E>>(e, indent + 2, profile, out);
   } else {
     using node_type = std::conditional_t<Preview, on_gpu_t<E>, E>;
     using plan_type = plan_of<node_type>;

@@ -414,6 +414,17 @@ template <class T, class S, class U>
 struct with_scalar<csr<T, S>, U> {
   using type = csr<U, S>;
 };
+/// Other sparse formats: the csr of their entries (converted once, cached on the operand).
+template <class M, class U>
+requires(sparse_matrix<M> && !is_csr_v<M>) struct with_scalar<M, U> {
+  using type = csr<U, typename M::space_type>;
+};
+
+/// What a chain that reads entry positions (a diagonal scaling, a product with a dense matrix)
+/// gives: a dense result as it is, a sparse one as the csr of its entries.
+template <class M>
+using positioned_result_t =
+    std::conditional_t<sparse_matrix<M>, csr<typename M::value_type, typename M::space_type>, M>;
 
 template <class Op, class E>
 struct result<cwise_unary<Op, E>> {
@@ -433,7 +444,7 @@ struct result<diagonal_of<E>> {
 };
 template <class S, class D>
 struct result<masked_product<S, D>> {
-  using type = result_t<S>;
+  using type = positioned_result_t<result_t<S>>;  // S's pattern, as a csr
 };
 template <class L, class R>
 struct result<pattern_intersection<L, R>> {
@@ -445,7 +456,7 @@ struct result<diagonal_matrix<V>> {
 };
 template <axis Axis, class V, class E>
 struct result<diagonal_scaled<Axis, V, E>> {
-  using type = result_t<E>;  // a sparse operand keeps its format and pattern
+  using type = positioned_result_t<result_t<E>>;  // a sparse operand keeps its pattern (as csr)
 };
 template <class U, class E>
 struct result<cast_node<U, E>> {

@@ -73,13 +73,9 @@ auto make_binary(L&& l, R&& r) {
                         (is_dense_v<A> && sparse_matrix<B>)) &&
                        std::is_same_v<typename A::space_type, typename B::space_type> &&
                        std::is_same_v<typename A::value_type, typename B::value_type>) {
-    // A sparse operand times a dense one: the sparse pattern, its values scaled element-wise.
-    if constexpr (!is_csr_v<A> && !is_csr_v<B>) {
-      static_assert(is_csr_v<A> || is_csr_v<B>,
-                    "spade::cwise_product of a sparse and a dense operand takes a csr (convert "
-                    "the sparse operand to spade::csr first)");
-      return unsupported{};
-    } else if constexpr (sparse_matrix<A>) {
+    // A sparse operand times a dense one: the sparse pattern (as a csr), its values scaled
+    // element-wise.
+    if constexpr (sparse_matrix<A>) {
       return masked_product<stored_t<L>, stored_t<R>>(std::forward<L>(l), std::forward<R>(r));
     } else {
       return masked_product<stored_t<R>, stored_t<L>>(std::forward<R>(r), std::forward<L>(l));
@@ -318,11 +314,6 @@ auto diagonal_product(L&& l, R&& r) {
     using D = decltype(diag_of(std::forward<L>(l)));
     if constexpr (is_vector_v<M>) {
       return cwise_product(diag_of(std::forward<L>(l)), std::forward<R>(r));
-    } else if constexpr (sparse_matrix<M> && !is_csr_v<M>) {
-      static_assert(is_csr_v<M>,
-                    "spade: as_diagonal(d) * A with a sparse A of another format than csr is not "
-                    "supported yet; convert A to spade::csr first");
-      return unsupported{};
     } else {
       return diagonal_scaled<axis::rows, stored_t<D>, stored_t<R>>(diag_of(std::forward<L>(l)),
                                                                    std::forward<R>(r));
@@ -335,11 +326,6 @@ auto diagonal_product(L&& l, R&& r) {
                     "spade: x * as_diagonal(d) with a vector x: vectors are columns; write "
                     "as_diagonal(d) * x or cwise_product(x, d)");
       return unsupported{};
-    } else if constexpr (sparse_matrix<M> && !is_csr_v<M>) {
-      static_assert(is_csr_v<M>,
-                    "spade: A * as_diagonal(d) with a sparse A of another format than csr is not "
-                    "supported yet; convert A to spade::csr first");
-      return unsupported{};
     } else {
       return diagonal_scaled<axis::cols, stored_t<D>, stored_t<L>>(diag_of(std::forward<R>(r)),
                                                                    std::forward<L>(l));
@@ -350,22 +336,15 @@ auto diagonal_product(L&& l, R&& r) {
 }  // namespace expr::detail
 
 /// `e` with its values converted to U, lazily: fused into the pass that reads it. U is float,
-/// double, spade::half or spade::bfloat16 (rounded to nearest even); a csr keeps its pattern
-/// (float or double only), other sparse formats are converted to csr first.
+/// double, spade::half or spade::bfloat16 (rounded to nearest even). A sparse operand (float or
+/// double only) keeps its pattern: a csr of its entries (another format converted once, cached).
 template <class U, expr::operand E>
 auto cast(E&& e) {
   using V = typename expr::bare_t<E>::value_type;
-  constexpr bool csr_or_dense =
-      !expr::detail::sparse_operand<E> || is_csr_v<expr::detail::natural_t<E>>;
   constexpr bool reduced = reduced_precision<U> || reduced_precision<V>;
   if constexpr (!storage_scalar<U>) {
     static_assert(storage_scalar<U>,
                   "spade::cast<U>: U must be float, double, spade::half or spade::bfloat16");
-    return expr::unsupported{};
-  } else if constexpr (!csr_or_dense) {
-    static_assert(csr_or_dense,
-                  "spade::cast<U> of a sparse operand takes a csr (its pattern kept, its values "
-                  "converted); convert other formats with spade::convert<spade::csr<...>> first");
     return expr::unsupported{};
   } else if constexpr (reduced && expr::detail::sparse_operand<E>) {
     static_assert(!expr::detail::sparse_operand<E>,
