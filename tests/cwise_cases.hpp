@@ -1355,4 +1355,74 @@ void check_other_sparse_formats(std::uint64_t seed) {
         (squares + 1) * double(p.values.size() + 1) * double(std::numeric_limits<T>::epsilon()));
 }
 
+/// Views of views: a block of a block, rows and columns of a block, segments of rows and
+/// columns, read and written through the composed offset and stride (one view pointing into the
+/// base), overlap inside one base through a temporary, and range errors naming the inner view.
+template <class T, class Space, class Layout>
+void check_views_of_views(std::uint64_t seed) {
+  CAPTURE(seed);
+  const index_t rows = 31, cols = 33;
+  const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  const auto dv = uniform_values<T>(seed, count, -2, 2);
+  auto d = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  auto outer = spade::block(d, 2, 3, 20, 25);  // D(2.., 3..)
+  const auto value = [&](index_t i, index_t j) { return at(dv, cols, i, j); };
+
+  const dense<T, Space, Layout> inner = spade::block(outer, 1, 2, 5, 6);  // D(3.., 5..)
+  const dense<T, Space, row_major> nested =
+      spade::block(spade::block(d, 2, 3, 20, 25), 1, 2, 5, 6) * T(2);  // a temporary view
+  std::vector<double> want, want_nested;
+  for (index_t i = 0; i < 5; ++i)
+    for (index_t j = 0; j < 6; ++j) {
+      want.push_back(value(3 + i, 5 + j));
+      want_nested.push_back(2 * value(3 + i, 5 + j));
+    }
+  CHECK(mismatches(rowwise_of(on_host(inner)), want, 0) == 0u);
+  CHECK(mismatches(rowwise_of(on_host(nested)), want_nested, 0) == 0u);
+
+  const vector<T, Space> r = spade::row(outer, 4);                     // D(6, 3..27)
+  const vector<T, Space> c = spade::col(outer, 7);                     // D(2..21, 10)
+  const vector<T, Space> s = spade::segment(spade::col(d, 3), 2, 10);  // D(2..11, 3)
+  const vector<T, Space> h = spade::head(spade::row(outer, 1), 5);     // D(3, 3..7)
+  const vector<T, Space> t = spade::tail(spade::col(outer, 2), 4);     // D(18..21, 5)
+  const vector<T, Space> ss = spade::segment(spade::segment(spade::row(d, 0), 3, 20), 4, 6);
+  const auto values_of = [&](const vector<T, Space>& v) { return host_values(v); };
+  const auto line = [&](index_t n, auto element) {
+    std::vector<double> w;
+    for (index_t k = 0; k < n; ++k)
+      w.push_back(element(k));
+    return w;
+  };
+  CHECK(mismatches(values_of(r), line(25, [&](index_t k) { return value(6, 3 + k); }), 0) == 0u);
+  CHECK(mismatches(values_of(c), line(20, [&](index_t k) { return value(2 + k, 10); }), 0) == 0u);
+  CHECK(mismatches(values_of(s), line(10, [&](index_t k) { return value(2 + k, 3); }), 0) == 0u);
+  CHECK(mismatches(values_of(h), line(5, [&](index_t k) { return value(3, 3 + k); }), 0) == 0u);
+  CHECK(mismatches(values_of(t), line(4, [&](index_t k) { return value(18 + k, 5); }), 0) == 0u);
+  CHECK(mismatches(values_of(ss), line(6, [&](index_t k) { return value(0, 7 + k); }), 0) == 0u);
+
+  // Writes: a segment of a column, and a block of the block from an overlapping block of it
+  // (through a temporary); every other element of D unchanged.
+  std::vector<double> expect(dv.begin(), dv.end());
+  const auto set = [&](index_t i, index_t j, double v) {
+    expect[static_cast<std::size_t>(i) * cols + j] = v;
+  };
+  spade::segment(spade::col(d, 3), 2, 10) = T(3) * spade::segment(spade::col(d, 4), 0, 10);
+  for (index_t k = 0; k < 10; ++k)
+    set(2 + k, 3, static_cast<double>(T(3) * static_cast<T>(value(k, 4))));
+  std::vector<double> before = expect;
+  spade::block(outer, 0, 0, 3, 3) = T(-1) * spade::block(outer, 1, 1, 3, 3);
+  for (index_t i = 0; i < 3; ++i)
+    for (index_t j = 0; j < 3; ++j)
+      set(2 + i, 3 + j, -before[static_cast<std::size_t>(3 + i) * cols + (4 + j)]);
+  CHECK(mismatches(rowwise_of(on_host(d)), expect, 0) == 0u);
+
+  CHECK_THROWS_WITH_AS(spade::block(outer, 18, 0, 3, 1),
+                       "spade::block(spade::block(D, 2, 3, 20, 25), 18, 0, 3, 1): rows 18..20 "
+                       "lies outside spade::block(D, 2, 3, 20, 25) (20x25)",
+                       spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::segment(spade::row(outer, 0), 20, 6), spade::dimension_mismatch);
+  const std::string text = spade::explain(T(2) * spade::segment(spade::col(d, 3), 2, 10));
+  CHECK(contains(text, "input read in place: spade::segment(spade::col(D, 3), 2, 10)"));
+}
+
 }  // namespace spade::testing

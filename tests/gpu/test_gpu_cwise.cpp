@@ -237,3 +237,10 @@ TEST_CASE_TEMPLATE(
     T, float, double) {
   spade::testing::check_other_sparse_formats<T, gpu>(spade::testing::fresh_seed());
 }
+
+TEST_CASE_TEMPLATE("gpu views of views: blocks of blocks, rows, columns and segments of views", T,
+                   float, double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_views_of_views<T, gpu, row_major>(seed);
+  spade::testing::check_views_of_views<T, gpu, col_major>(seed + 1);
+}

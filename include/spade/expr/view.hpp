@@ -156,26 +156,132 @@ template <class M>
 using vector_of_t = vector<typename std::remove_const_t<M>::value_type,
                            typename std::remove_const_t<M>::space_type>;
 
-template <class M>
-constexpr bool require_dense_base() {
-  static_assert(is_dense_v<std::remove_const_t<M>>,
-                "spade::block/row/col view a spade::dense matrix (evaluate an expression into one "
-                "first; spade::rows gives the row range of a csr)");
-  return is_dense_v<std::remove_const_t<M>>;
-}
-template <class M>
-constexpr bool require_vector_base() {
-  static_assert(is_vector_v<std::remove_const_t<M>>,
-                "spade::segment/head/tail view a spade::vector (evaluate an expression into one "
-                "first)");
-  return is_vector_v<std::remove_const_t<M>>;
-}
-
 }  // namespace detail
 
 }  // namespace expr
 
-// A view of a temporary would dangle at the end of the statement: no views of rvalues.
+namespace expr::detail {
+
+/// What a view is taken of: a dense matrix or vector, or another view of one. Element (o, k) of
+/// the window in its own order lies at base values' first + o · stride + k.
+template <class Base>
+struct window {
+  Base* base;
+  std::shared_ptr<Base> owned;
+  std::size_t first;
+  index_t rows;
+  index_t cols;
+  std::int64_t stride;
+  bool row_order;
+  std::string name;  // "D", "x", or the inner view's call
+
+  /// The base position of element (i, j) of the window.
+  std::size_t at(index_t i, index_t j) const noexcept {
+    const auto o = static_cast<std::size_t>(row_order ? i : j);
+    const auto k = static_cast<std::size_t>(row_order ? j : i);
+    return first + o * static_cast<std::size_t>(stride) + k;
+  }
+};
+
+/// A dense matrix or vector as a window; a view as the window it already is.
+template <class M>
+auto window_of(M& m) {
+  using D = std::remove_const_t<M>;
+  if constexpr (is_view_v<D>) {
+    using Base = std::remove_pointer_t<decltype(m.base)>;
+    return window<Base>{m.base,      m.owned,  m.offset,       m.view_rows,
+                        m.view_cols, m.stride, D::row_order(), m.name};
+  } else if constexpr (is_vector_v<D>) {
+    return window<M>{&m, nullptr, 0, m.size(), 1, 1, true, "x"};
+  } else {
+    return window<M>{&m,
+                     nullptr,
+                     0,
+                     m.rows(),
+                     m.cols(),
+                     m.leading_dimension(),
+                     std::is_same_v<typename D::layout_type, row_major>,
+                     "D"};
+  }
+}
+
+/// "the 4x5 matrix", "the 6-element vector", or the inner view a composed view leaves.
+template <class M>
+std::string window_text(const M& m) {
+  if constexpr (is_view_v<std::remove_const_t<M>>)
+    return m.name + " (" + shape_text(m.rows(), m.cols()) + ")";
+  else if constexpr (is_vector_v<std::remove_const_t<M>>)
+    return "the " + std::to_string(m.size()) + "-element vector";
+  else
+    return "the " + shape_text(m.rows(), m.cols()) + " matrix";
+}
+
+/// True for what block/row/col view: a dense matrix, or a view of one that is a matrix.
+template <class M>
+constexpr bool matrix_window() {
+  using D = std::remove_const_t<M>;
+  if constexpr (is_view_v<D>)
+    return is_dense_v<typename D::result_type>;
+  else
+    return is_dense_v<D>;
+}
+/// True for what segment/head/tail view: a vector, or a vector view (a row, column, segment).
+template <class M>
+constexpr bool vector_window() {
+  using D = std::remove_const_t<M>;
+  if constexpr (is_view_v<D>)
+    return is_vector_v<typename D::result_type>;
+  else
+    return is_vector_v<D>;
+}
+
+template <class M>
+constexpr bool require_dense_base() {
+  static_assert(matrix_window<M>(),
+                "spade::block/row/col view a spade::dense matrix or a block of one (evaluate an "
+                "expression into one first; spade::rows gives the row range of a csr)");
+  return matrix_window<M>();
+}
+template <class M>
+constexpr bool require_vector_base() {
+  static_assert(vector_window<M>(),
+                "spade::segment/head/tail view a spade::vector or a row, column or segment of "
+                "one (evaluate an expression into one first)");
+  return vector_window<M>();
+}
+
+/// The dense type a block of M evaluates to (M's own, or its view's result).
+template <class M>
+struct matrix_of {
+  using type = std::remove_const_t<M>;
+};
+template <class B, class R>
+struct matrix_of<view<B, R>> {
+  using type = R;
+};
+template <class B, class R>
+struct matrix_of<const view<B, R>> {
+  using type = R;
+};
+template <class M>
+using matrix_of_t = typename matrix_of<M>::type;
+
+/// The view of `count` elements of vector window w from element `start` (segment, head, tail).
+template <class Base>
+auto vector_view(const window<Base>& w, std::int64_t start, index_t count, std::string call) {
+  using R = vector<typename std::remove_const_t<Base>::value_type,
+                   typename std::remove_const_t<Base>::space_type>;
+  view<Base, R> v(w.base, count == 0 ? w.first : w.at(static_cast<index_t>(start), 0), count, 1,
+                  w.stride, std::move(call));
+  v.owned = w.owned;
+  return v;
+}
+
+}  // namespace expr::detail
+
+// A view of a temporary matrix or vector would dangle at the end of the statement: no views of
+// those. A temporary view (segment(col(D, j), 0, 3)) is fine: it points into D, and so does the
+// view made of it.
 template <class M>
 auto block(const M&&, index_t, index_t, index_t, index_t) = delete;
 template <class M>
@@ -191,72 +297,76 @@ auto tail(const M&&, index_t) = delete;
 template <class C>
 auto rows(const C&&, index_t, index_t) = delete;
 
-/// The rows × cols block of D whose first element is D(i, j): read and written in place.
-/// dimension_mismatch names the range when it leaves D.
+/// The rows × cols block of D (a dense matrix or a block of one) whose first element is
+/// D(i, j): read and written in place. dimension_mismatch names the range when it leaves D.
 template <class M>
 auto block(M& d, index_t i, index_t j, index_t rows, index_t cols) {
   if constexpr (!expr::detail::require_dense_base<M>()) {
     return expr::unsupported{};  // the static_assert has failed
   } else {
-    using D = std::remove_const_t<M>;
-    const std::string call = "spade::block(D, " + std::to_string(i) + ", " + std::to_string(j) +
-                             ", " + std::to_string(rows) + ", " + std::to_string(cols) + ")";
-    const std::string of = "the " + expr::shape_text(d.rows(), d.cols()) + " matrix";
-    expr::detail::check_view_range(call, "rows", i, rows, d.rows(), of);
-    expr::detail::check_view_range(call, "columns", j, cols, d.cols(), of);
-    const std::size_t first = rows == 0 || cols == 0 ? 0 : d.offset(i, j);
-    return expr::view<M, D>(&d, first, rows, cols, d.leading_dimension(), call);
+    const auto w = expr::detail::window_of(d);
+    const std::string call = "spade::block(" + w.name + ", " + std::to_string(i) + ", " +
+                             std::to_string(j) + ", " + std::to_string(rows) + ", " +
+                             std::to_string(cols) + ")";
+    const std::string of = expr::detail::window_text(d);
+    expr::detail::check_view_range(call, "rows", i, rows, w.rows, of);
+    expr::detail::check_view_range(call, "columns", j, cols, w.cols, of);
+    using Base = std::remove_pointer_t<decltype(w.base)>;
+    expr::view<Base, expr::detail::matrix_of_t<M>> v(
+        w.base, rows == 0 || cols == 0 ? w.first : w.at(i, j), rows, cols, w.stride, call);
+    v.owned = w.owned;
+    return v;
   }
 }
 
-/// Row i of D as a vector of D.cols() elements (strided in a col_major D): read and written in
-/// place.
+/// Row i of D (a dense matrix or a block of one) as a vector of its cols() elements (strided in
+/// col-major storage): read and written in place.
 template <class M>
 auto row(M& d, index_t i) {
   if constexpr (!expr::detail::require_dense_base<M>()) {
     return expr::unsupported{};  // the static_assert has failed
   } else {
-    using D = std::remove_const_t<M>;
-    const std::string call = "spade::row(D, " + std::to_string(i) + ")";
-    expr::detail::check_view_range(call, "row", i, 1, d.rows(),
-                                   "the " + expr::shape_text(d.rows(), d.cols()) + " matrix");
-    const bool contiguous = std::is_same_v<typename D::layout_type, row_major>;
-    const std::size_t first = d.cols() == 0 ? 0 : d.offset(i, 0);
-    return expr::view<M, expr::detail::vector_of_t<M>>(
-        &d, first, d.cols(), 1, contiguous ? 1 : d.leading_dimension(), call);
+    const auto w = expr::detail::window_of(d);
+    const std::string call = "spade::row(" + w.name + ", " + std::to_string(i) + ")";
+    expr::detail::check_view_range(call, "row", i, 1, w.rows, expr::detail::window_text(d));
+    using Base = std::remove_pointer_t<decltype(w.base)>;
+    expr::view<Base, expr::detail::vector_of_t<Base>> v(
+        w.base, w.cols == 0 ? w.first : w.at(i, 0), w.cols, 1, w.row_order ? 1 : w.stride, call);
+    v.owned = w.owned;
+    return v;
   }
 }
 
-/// Column j of D as a vector of D.rows() elements (strided in a row_major D): read and written
-/// in place.
+/// Column j of D (a dense matrix or a block of one) as a vector of its rows() elements (strided
+/// in row-major storage): read and written in place.
 template <class M>
 auto col(M& d, index_t j) {
   if constexpr (!expr::detail::require_dense_base<M>()) {
     return expr::unsupported{};  // the static_assert has failed
   } else {
-    using D = std::remove_const_t<M>;
-    const std::string call = "spade::col(D, " + std::to_string(j) + ")";
-    expr::detail::check_view_range(call, "column", j, 1, d.cols(),
-                                   "the " + expr::shape_text(d.rows(), d.cols()) + " matrix");
-    const bool contiguous = std::is_same_v<typename D::layout_type, col_major>;
-    const std::size_t first = d.rows() == 0 ? 0 : d.offset(0, j);
-    return expr::view<M, expr::detail::vector_of_t<M>>(
-        &d, first, d.rows(), 1, contiguous ? 1 : d.leading_dimension(), call);
+    const auto w = expr::detail::window_of(d);
+    const std::string call = "spade::col(" + w.name + ", " + std::to_string(j) + ")";
+    expr::detail::check_view_range(call, "column", j, 1, w.cols, expr::detail::window_text(d));
+    using Base = std::remove_pointer_t<decltype(w.base)>;
+    expr::view<Base, expr::detail::vector_of_t<Base>> v(
+        w.base, w.rows == 0 ? w.first : w.at(0, j), w.rows, 1, w.row_order ? w.stride : 1, call);
+    v.owned = w.owned;
+    return v;
   }
 }
 
-/// Elements i … i + n − 1 of x: read and written in place.
+/// Elements i … i + n − 1 of x (a vector, or a row, column or segment view): read and written
+/// in place.
 template <class M>
 auto segment(M& x, index_t i, index_t n) {
   if constexpr (!expr::detail::require_vector_base<M>()) {
     return expr::unsupported{};  // the static_assert has failed
   } else {
+    const auto w = expr::detail::window_of(x);
     const std::string call =
-        "spade::segment(x, " + std::to_string(i) + ", " + std::to_string(n) + ")";
-    expr::detail::check_view_range(call, "elements", i, n, x.size(),
-                                   "the " + std::to_string(x.size()) + "-element vector");
-    return expr::view<M, expr::detail::vector_of_t<M>>(&x, n == 0 ? 0 : static_cast<std::size_t>(i),
-                                                       n, 1, 1, call);
+        "spade::segment(" + w.name + ", " + std::to_string(i) + ", " + std::to_string(n) + ")";
+    expr::detail::check_view_range(call, "elements", i, n, w.rows, expr::detail::window_text(x));
+    return expr::detail::vector_view(w, i, n, call);
   }
 }
 
@@ -266,10 +376,10 @@ auto head(M& x, index_t n) {
   if constexpr (!expr::detail::require_vector_base<M>()) {
     return expr::unsupported{};  // the static_assert has failed
   } else {
-    const std::string call = "spade::head(x, " + std::to_string(n) + ")";
-    expr::detail::check_view_range(call, "elements", 0, n, x.size(),
-                                   "the " + std::to_string(x.size()) + "-element vector");
-    return expr::view<M, expr::detail::vector_of_t<M>>(&x, 0, n, 1, 1, call);
+    const auto w = expr::detail::window_of(x);
+    const std::string call = "spade::head(" + w.name + ", " + std::to_string(n) + ")";
+    expr::detail::check_view_range(call, "elements", 0, n, w.rows, expr::detail::window_text(x));
+    return expr::detail::vector_view(w, 0, n, call);
   }
 }
 
@@ -279,13 +389,39 @@ auto tail(M& x, index_t n) {
   if constexpr (!expr::detail::require_vector_base<M>()) {
     return expr::unsupported{};  // the static_assert has failed
   } else {
-    const std::string call = "spade::tail(x, " + std::to_string(n) + ")";
-    const std::int64_t first = std::int64_t{x.size()} - n;
-    expr::detail::check_view_range(call, "elements", n < 0 ? 0 : first, n, x.size(),
-                                   "the " + std::to_string(x.size()) + "-element vector");
-    return expr::view<M, expr::detail::vector_of_t<M>>(
-        &x, n == 0 ? 0 : static_cast<std::size_t>(first), n, 1, 1, call);
+    const auto w = expr::detail::window_of(x);
+    const std::string call = "spade::tail(" + w.name + ", " + std::to_string(n) + ")";
+    const std::int64_t first = std::int64_t{w.rows} - n;
+    expr::detail::check_view_range(call, "elements", n < 0 ? 0 : first, n, w.rows,
+                                   expr::detail::window_text(x));
+    return expr::detail::vector_view(w, first, n, call);
   }
+}
+
+/// Views of temporary views: the view made of them points into the same base.
+template <class B, class R>
+auto block(expr::view<B, R>&& v, index_t i, index_t j, index_t rows, index_t cols) {
+  return block(v, i, j, rows, cols);
+}
+template <class B, class R>
+auto row(expr::view<B, R>&& v, index_t i) {
+  return row(v, i);
+}
+template <class B, class R>
+auto col(expr::view<B, R>&& v, index_t j) {
+  return col(v, j);
+}
+template <class B, class R>
+auto segment(expr::view<B, R>&& v, index_t i, index_t n) {
+  return segment(v, i, n);
+}
+template <class B, class R>
+auto head(expr::view<B, R>&& v, index_t n) {
+  return head(v, n);
+}
+template <class B, class R>
+auto tail(expr::view<B, R>&& v, index_t n) {
+  return tail(v, n);
 }
 
 /// Rows first … first + count − 1 of csr A, read-only: `spade::rows(A, 0, 100) * X`. Evaluated
