@@ -86,6 +86,83 @@ int command_cwise(const options& opt, const run_options& ro, cwise_part part = c
     report("vector = col(a, 1) (stride side)", timer.kernel(strided, ro.timing).median,
            2 * elem * side, 0);
 
+    // Views as product operands. The planned paths (a block times a vector: GEMV on the block
+    // in place; a strided x or GEMM operands: copied first) beside the contiguous products and
+    // cuBLAS called directly on the views in place (the measurement behind the rule,
+    // eval/operands.hpp strided_product). Bytes: the matrix read (GEMV), 3 blocks (GEMM).
+    const index_t s1 = side - 1, half_side = side / 2;
+    const auto viewed = [](const dense<T, gpu>& m, index_t i, index_t j) {
+      return strided_operand<T>{m.data() + m.offset(i, j), 0,    0,
+                                m.leading_dimension(),     true, m.values().owner()};
+    };
+    const vector<T, gpu> xs = to_gpu(random_vector<T>(s1, ro.seed + 3));
+    const dense<T, gpu> block_copy = spade::block(mb, 1, 1, s1, s1);
+    vector<T, gpu> product_out(s1);
+    const auto gemv_contiguous = [&] { product_out = block_copy * xs; };
+    const auto gemv_copy_path = [&] {
+      const dense<T, gpu> copied = spade::block(mb, 1, 1, s1, s1);
+      product_out = copied * xs;
+    };
+    const auto gemv_in_place = [&] { product_out = spade::block(mb, 1, 1, s1, s1) * xs; };
+    gemv_contiguous();
+    gemv_copy_path();
+    gemv_in_place();
+    const double gemv_ms = timer.kernel(gemv_contiguous, ro.timing).median;
+    const double block_bytes = elem * double(s1) * s1;
+    report("y = B * x, B a contiguous copy of the block (GEMV)", gemv_ms, block_bytes, 0);
+    report("y = block(b) * x copied first (the copy path)",
+           timer.kernel(gemv_copy_path, ro.timing).median, block_bytes, gemv_ms);
+    report("y = block(b) * x (planned: GEMV on the block in place)",
+           timer.kernel(gemv_in_place, ro.timing).median, block_bytes, gemv_ms);
+
+    const vector<T, gpu> column_copy = spade::col(ma, 1);
+    vector<T, gpu> full_out(side);
+    const auto gemv_x_contiguous = [&] { full_out = mb * column_copy; };
+    const auto gemv_x_planned = [&] { full_out = mb * spade::col(ma, 1); };
+    auto x_in_place = viewed(ma, 0, 1);
+    x_in_place.rows = side;
+    x_in_place.cols = 1;
+    auto whole_b = viewed(mb, 0, 0);
+    whole_b.rows = side;
+    whole_b.cols = side;
+    const auto gemv_x_in_place = [&] {
+      device::gemv_strided(T(1), whole_b, device::operation::none, x_in_place, T(0), full_out);
+    };
+    gemv_x_contiguous();
+    gemv_x_planned();
+    gemv_x_in_place();
+    const double gemv_x_ms = timer.kernel(gemv_x_contiguous, ro.timing).median;
+    report("y = b * x, x a contiguous copy of col(a, 1)", gemv_x_ms, elem * cells, 0);
+    report("y = b * col(a, 1) (planned: x copied first)",
+           timer.kernel(gemv_x_planned, ro.timing).median, elem * cells, gemv_x_ms);
+    report("  cuBLAS GEMV reading col(a, 1) in place",
+           timer.kernel(gemv_x_in_place, ro.timing).median, elem * cells, gemv_x_ms);
+
+    const dense<T, gpu> block_a = spade::block(ma, 1, 1, half_side, half_side),
+                        block_b = spade::block(mb, 0, 1, half_side, half_side);
+    dense<T, gpu> gemm_out(half_side, half_side);
+    const auto gemm_contiguous = [&] { gemm_out = block_a * block_b; };
+    const auto gemm_planned = [&] {
+      gemm_out = spade::block(ma, 1, 1, half_side, half_side) *
+                 spade::block(mb, 0, 1, half_side, half_side);
+    };
+    auto a_in_place = viewed(ma, 1, 1), b_in_place = viewed(mb, 0, 1);
+    a_in_place.rows = a_in_place.cols = b_in_place.rows = b_in_place.cols = half_side;
+    const auto gemm_in_place = [&] {
+      device::gemm_strided(T(1), a_in_place, device::operation::none, b_in_place,
+                           device::operation::none, T(0), gemm_out);
+    };
+    gemm_contiguous();
+    gemm_planned();
+    gemm_in_place();
+    const double gemm_ms = timer.kernel(gemm_contiguous, ro.timing).median;
+    const double gemm_bytes = 3 * elem * double(half_side) * half_side;
+    report("C = A * B on contiguous block copies (GEMM)", gemm_ms, gemm_bytes, 0);
+    report("C = block(a) * block(b) (planned: blocks copied first)",
+           timer.kernel(gemm_planned, ro.timing).median, gemm_bytes, gemm_ms);
+    report("  cuBLAS GEMM reading both blocks in place",
+           timer.kernel(gemm_in_place, ro.timing).median, gemm_bytes, gemm_ms);
+
     // Casts to and from the 16-bit storage types (each element read in one type, written in the
     // other); bench/cwise_cupy.py times CuPy's copyto into float16 on the same bytes.
     vector<half, gpu> halves(idx);

@@ -1425,4 +1425,115 @@ void check_views_of_views(std::uint64_t seed) {
   CHECK(contains(text, "input read in place: spade::segment(spade::col(D, 3), 2, 10)"));
 }
 
+/// Views as product operands: blocks times matrices (both layouts of the destination, a
+/// transposed and scaled block, a block times a block), a matrix times a strided column and a
+/// block times a segment, the alpha/beta form C = block * B + C, and a product assigned to its
+/// own base through a temporary. On the gpu GEMM and GEMV read the views in place (explain says
+/// so); on the cpu they are copied first. Against double sums of the viewed elements.
+template <class T, class Space, class Layout>
+void check_view_products(std::uint64_t seed) {
+  CAPTURE(seed);
+  const index_t rows = 31, cols = 33, m = 20, k = 17, n = 9;
+  const auto dv = uniform_values<T>(seed, static_cast<std::size_t>(rows) * cols, -1, 1);
+  const auto bv = uniform_values<T>(seed + 1, static_cast<std::size_t>(k) * n, -1, 1);
+  const auto av = uniform_values<T>(seed + 2, static_cast<std::size_t>(m) * rows, -1, 1);
+  auto d = in_space<Space>(dense_from_rowwise<T, Layout>(rows, cols, dv));
+  const auto b = in_space<Space>(dense_from_rowwise<T, row_major>(k, n, bv));
+  const auto a = in_space<Space>(dense_from_rowwise<T, col_major>(m, rows, av));
+  const auto dat = [&](index_t i, index_t j) { return at(dv, cols, i, j); };
+  const double ulps = double(k) * k + 4;
+
+  // block(D, 1, 2, m, k) * B and 2 · block(D, 3, 4, k, m)ᵀ * B, into both layouts.
+  std::vector<double> want(static_cast<std::size_t>(m) * n), want_t(want.size());
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double sum = 0, sum_t = 0;
+      for (index_t l = 0; l < k; ++l) {
+        sum += dat(1 + i, 2 + l) * at(bv, n, l, j);
+        sum_t += 2 * dat(3 + l, 4 + i) * at(bv, n, l, j);
+      }
+      want[static_cast<std::size_t>(i) * n + j] = sum;
+      want_t[static_cast<std::size_t>(i) * n + j] = sum_t;
+    }
+  const dense<T, Space, row_major> c = spade::block(d, 1, 2, m, k) * b;
+  const dense<T, Space, col_major> cc = spade::block(d, 1, 2, m, k) * b;
+  const dense<T, Space, row_major> ct = T(2) * spade::transpose(spade::block(d, 3, 4, k, m)) * b;
+  CHECK(mismatches(rowwise_of(on_host(c)), want, ulps) == 0u);
+  CHECK(mismatches(rowwise_of(on_host(cc)), want, ulps) == 0u);
+  CHECK(mismatches(rowwise_of(on_host(ct)), want_t, ulps) == 0u);
+
+  // A block times a block: block(D, 0, 0, m, k) * block(D, 5, 6, k, n).
+  std::vector<double> want_bb(static_cast<std::size_t>(m) * n);
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (index_t l = 0; l < k; ++l)
+        sum += dat(i, l) * dat(5 + l, 6 + j);
+      want_bb[static_cast<std::size_t>(i) * n + j] = sum;
+    }
+  const dense<T, Space, row_major> bb = spade::block(d, 0, 0, m, k) * spade::block(d, 5, 6, k, n);
+  CHECK(mismatches(rowwise_of(on_host(bb)), want_bb, ulps) == 0u);
+
+  // A * col(D, 3) (strided in a row-major D) and block(D, 2, 1, m, k) * segment(col(D, 0), 4, k).
+  std::vector<double> want_y(static_cast<std::size_t>(m)), want_z(want_y.size());
+  for (index_t i = 0; i < m; ++i) {
+    double y = 0, z = 0;
+    for (index_t l = 0; l < rows; ++l)
+      y += at(av, rows, i, l) * dat(l, 3);
+    for (index_t l = 0; l < k; ++l)
+      z += dat(2 + i, 1 + l) * dat(4 + l, 0);
+    want_y[static_cast<std::size_t>(i)] = y;
+    want_z[static_cast<std::size_t>(i)] = z;
+  }
+  const vector<T, Space> y = a * spade::col(d, 3);
+  const vector<T, Space> z = spade::block(d, 2, 1, m, k) * spade::segment(spade::col(d, 0), 4, k);
+  CHECK(mismatches(host_values(y), want_y, double(rows) * rows + 4) == 0u);
+  CHECK(mismatches(host_values(z), want_z, ulps) == 0u);
+
+  // The alpha/beta form with a view operand: C = block * B + C (C holds `want` already).
+  dense<T, Space, row_major> acc = c;
+  acc = spade::block(d, 1, 2, m, k) * b + acc;
+  std::vector<double> twice(want.size());
+  for (std::size_t q = 0; q < want.size(); ++q)
+    twice[q] = 2 * want[q];
+  CHECK(mismatches(rowwise_of(on_host(acc)), twice, 2 * ulps) == 0u);
+
+  // A product written into its own base: through a temporary (D's old values are read).
+  std::vector<double> expect(dv.begin(), dv.end());
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j)
+      expect[static_cast<std::size_t>(i) * cols + j] = want_bb[static_cast<std::size_t>(i) * n + j];
+  spade::block(d, 0, 0, m, n) = spade::block(d, 0, 0, m, k) * spade::block(d, 5, 6, k, n);
+  CHECK(mismatches(rowwise_of(on_host(d)), expect, ulps) == 0u);
+
+  // A transposed and scaled block times a plain vector (over D as just written: `expect`).
+  const auto xv = uniform_values<T>(seed + 3, static_cast<std::size_t>(k), -1, 1);
+  const auto x = in_space<Space>(vector<T, cpu>(xv));
+  std::vector<double> want_w(static_cast<std::size_t>(m));
+  for (index_t i = 0; i < m; ++i) {
+    double w = 0;
+    for (index_t l = 0; l < k; ++l)
+      w += -3 * expect[static_cast<std::size_t>(6 + l) * cols + (2 + i)] *
+           xv[static_cast<std::size_t>(l)];
+    want_w[static_cast<std::size_t>(i)] = w;
+  }
+  const vector<T, Space> w = T(-3) * spade::transpose(spade::block(d, 6, 2, k, m)) * x;
+  CHECK(mismatches(host_values(w), want_w, 3 * ulps) == 0u);
+
+  // explain: on the gpu a block times a vector reads the block in place (a strided x copied
+  // first); GEMM operands are copied (measured faster); on the cpu every view is copied.
+  const std::string gemv_text = spade::explain(spade::block(d, 2, 1, m, k) * x);
+  const std::string gemm_text = spade::explain(spade::block(d, 1, 2, m, k) * b);
+  CHECK(contains(gemm_text, "temporary"));
+  if constexpr (std::is_same_v<Space, gpu>) {
+    CHECK(contains(gemv_text, "read in place by cuBLAS with leading dimension"));
+    CHECK(contains(spade::explain(spade::block(d, 2, 1, m, rows - 2) *
+                                  spade::head(spade::col(d, 3), rows - 2)),
+                   std::is_same_v<Layout, row_major> ? "copied into a contiguous vector first"
+                                                     : "read in place by cuBLAS with increment 1"));
+  } else {
+    CHECK(contains(gemv_text, "temporary"));
+  }
+}
+
 }  // namespace spade::testing

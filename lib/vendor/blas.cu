@@ -30,13 +30,13 @@ void xgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, 
 }
 
 void xgemv(cublasHandle_t h, cublasOperation_t t, int m, int n, const float* alpha, const float* a,
-           int lda, const float* x, const float* beta, float* y) {
-  SPADE_CUBLAS_TRY(cublasSgemv(h, t, m, n, alpha, a, lda, x, 1, beta, y, 1),
+           int lda, const float* x, int incx, const float* beta, float* y) {
+  SPADE_CUBLAS_TRY(cublasSgemv(h, t, m, n, alpha, a, lda, x, incx, beta, y, 1),
                    "multiplying a dense matrix by a vector (gemv)");
 }
 void xgemv(cublasHandle_t h, cublasOperation_t t, int m, int n, const double* alpha,
-           const double* a, int lda, const double* x, const double* beta, double* y) {
-  SPADE_CUBLAS_TRY(cublasDgemv(h, t, m, n, alpha, a, lda, x, 1, beta, y, 1),
+           const double* a, int lda, const double* x, int incx, const double* beta, double* y) {
+  SPADE_CUBLAS_TRY(cublasDgemv(h, t, m, n, alpha, a, lda, x, incx, beta, y, 1),
                    "multiplying a dense matrix by a vector (gemv)");
 }
 
@@ -107,65 +107,89 @@ __global__ void __launch_bounds__(block_threads) axpby_kernel(axpby_params<T> p)
 
 }  // namespace
 
-template <scalar T, layout LA, layout LB, layout LC>
-void gemm(T alpha, const dense<T, gpu, LA>& a, operation op_a, const dense<T, gpu, LB>& b,
-          operation op_b, T beta, dense<T, gpu, LC>& c) {
+/// A whole dense matrix or vector as a strided operand.
+template <scalar T, layout L>
+strided_operand<T> strided_of(const dense<T, gpu, L>& a) {
+  return {
+      a.data(),          a.rows(), a.cols(), a.leading_dimension(), std::is_same_v<L, row_major>,
+      a.values().owner()};
+}
+template <scalar T>
+strided_operand<T> strided_of(const vector<T, gpu>& x) {
+  return {x.data(), x.size(), 1, 1, true, x.values().owner()};
+}
+
+template <scalar T, layout LC>
+void gemm_strided(T alpha, const strided_operand<T>& a, operation op_a, const strided_operand<T>& b,
+                  operation op_b, T beta, dense<T, gpu, LC>& c) {
   const bool ta = detail::transposed(op_a);
   const bool tb = detail::transposed(op_b);
   const index_t m = c.rows();
   const index_t n = c.cols();
-  const index_t k = ta ? a.rows() : a.cols();
-  const index_t a_rows = ta ? a.cols() : a.rows();
-  const index_t b_rows = tb ? b.cols() : b.rows();
-  const index_t b_cols = tb ? b.rows() : b.cols();
+  const index_t k = ta ? a.rows : a.cols;
+  const index_t a_rows = ta ? a.cols : a.rows;
+  const index_t b_rows = tb ? b.cols : b.rows;
+  const index_t b_cols = tb ? b.rows : b.cols;
   detail::require_shapes(a_rows == m && b_rows == k && b_cols == n, "gemm",
                          "op(A) is " + detail::shape_text(a_rows, k) + ", op(B) is " +
                              detail::shape_text(b_rows, b_cols) + ", C is " +
                              detail::shape_text(m, n));
   if (m == 0 || n == 0) return;
-  context& ctx = detail::context_of(a.values(), b.values(), c.values());
+  context& ctx = a.owner ? *a.owner : b.owner ? *b.owner : detail::context_of(c.values());
   if (k == 0) {  // an empty sum: C = beta·C, which cuBLAS is not asked to do with k = 0
     detail::scale_or_zero(ctx, beta, c.data(), static_cast<std::int64_t>(c.element_count()),
                           "scaling C by beta for an empty inner dimension (gemm)");
     return;
   }
+  constexpr bool c_row_major = std::is_same_v<LC, row_major>;
   const cublasHandle_t handle = detail::cublas_of(ctx);
-  const cublasOperation_t op_of_a = cublas_op(op_a, std::is_same_v<LA, LC>);
-  const cublasOperation_t op_of_b = cublas_op(op_b, std::is_same_v<LB, LC>);
-  const int lda = ld_of(a.leading_dimension());
-  const int ldb = ld_of(b.leading_dimension());
+  const cublasOperation_t op_of_a = cublas_op(op_a, a.row_major == c_row_major);
+  const cublasOperation_t op_of_b = cublas_op(op_b, b.row_major == c_row_major);
+  const int lda = ld_of(static_cast<index_t>(a.ld));
+  const int ldb = ld_of(static_cast<index_t>(b.ld));
   const int ldc = ld_of(c.leading_dimension());
-  if constexpr (std::is_same_v<LC, col_major>)
-    xgemm(handle, op_of_a, op_of_b, m, n, k, &alpha, a.data(), lda, b.data(), ldb, &beta, c.data(),
+  if constexpr (!c_row_major)
+    xgemm(handle, op_of_a, op_of_b, m, n, k, &alpha, a.data, lda, b.data, ldb, &beta, c.data(),
           ldc);
   else  // cuBLAS writes Cᵀ (n×m, column-major) = op(B)ᵀ·op(A)ᵀ
-    xgemm(handle, op_of_b, op_of_a, n, m, k, &alpha, b.data(), ldb, a.data(), lda, &beta, c.data(),
+    xgemm(handle, op_of_b, op_of_a, n, m, k, &alpha, b.data, ldb, a.data, lda, &beta, c.data(),
           ldc);
 }
 
-template <scalar T, layout L>
-void gemv(T alpha, const dense<T, gpu, L>& a, operation op_a, const vector<T, gpu>& x, T beta,
-          vector<T, gpu>& y) {
+template <scalar T, layout LA, layout LB, layout LC>
+void gemm(T alpha, const dense<T, gpu, LA>& a, operation op_a, const dense<T, gpu, LB>& b,
+          operation op_b, T beta, dense<T, gpu, LC>& c) {
+  gemm_strided(alpha, strided_of(a), op_a, strided_of(b), op_b, beta, c);
+}
+
+template <scalar T>
+void gemv_strided(T alpha, const strided_operand<T>& a, operation op_a, const strided_operand<T>& x,
+                  T beta, vector<T, gpu>& y) {
   const bool ta = detail::transposed(op_a);
-  const index_t m = ta ? a.cols() : a.rows();
-  const index_t k = ta ? a.rows() : a.cols();
-  detail::require_shapes(x.size() == k && y.size() == m, "gemv",
+  const index_t m = ta ? a.cols : a.rows;
+  const index_t k = ta ? a.rows : a.cols;
+  detail::require_shapes(x.rows == k && y.size() == m, "gemv",
                          "op(A) is " + detail::shape_text(m, k) + ", x has " +
-                             std::to_string(x.size()) + " elements, y has " +
+                             std::to_string(x.rows) + " elements, y has " +
                              std::to_string(y.size()));
   if (m == 0) return;
-  context& ctx = detail::context_of(a.values(), x.values(), y.values());
+  context& ctx = a.owner ? *a.owner : x.owner ? *x.owner : detail::context_of(y.values());
   if (k == 0) {
     detail::scale_or_zero(ctx, beta, y.data(), m,
                           "scaling y by beta for an empty inner dimension (gemv)");
     return;
   }
   // The column-major matrix cuBLAS sees: A itself, or Aᵀ for row-major storage.
-  constexpr bool col = std::is_same_v<L, col_major>;
-  const int stored_rows = col ? a.rows() : a.cols();
-  const int stored_cols = col ? a.cols() : a.rows();
-  xgemv(detail::cublas_of(ctx), cublas_op(op_a, col), stored_rows, stored_cols, &alpha, a.data(),
-        ld_of(a.leading_dimension()), x.data(), &beta, y.data());
+  const int stored_rows = a.row_major ? a.cols : a.rows;
+  const int stored_cols = a.row_major ? a.rows : a.cols;
+  xgemv(detail::cublas_of(ctx), cublas_op(op_a, !a.row_major), stored_rows, stored_cols, &alpha,
+        a.data, ld_of(static_cast<index_t>(a.ld)), x.data, static_cast<int>(x.ld), &beta, y.data());
+}
+
+template <scalar T, layout L>
+void gemv(T alpha, const dense<T, gpu, L>& a, operation op_a, const vector<T, gpu>& x, T beta,
+          vector<T, gpu>& y) {
+  gemv_strided(alpha, strided_of(a), op_a, strided_of(x), beta, y);
 }
 
 template <scalar T, layout L>

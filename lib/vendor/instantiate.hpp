@@ -35,7 +35,15 @@
   template void axpby<T>(T, const vector<T, gpu>&, T, const vector<T, gpu>&, vector<T, gpu>&); \
   template T dot<T>(const vector<T, gpu>&, const vector<T, gpu>&);                             \
   template T nrm2<T>(const vector<T, gpu>&);                                                   \
-  template void scale<T>(T, T*, std::int64_t);
+  template void scale<T>(T, T*, std::int64_t);                                                 \
+  template void gemm_strided<T, row_major>(T, const strided_operand<T>&, operation,            \
+                                           const strided_operand<T>&, operation, T,            \
+                                           dense<T, gpu, row_major>&);                         \
+  template void gemm_strided<T, col_major>(T, const strided_operand<T>&, operation,            \
+                                           const strided_operand<T>&, operation, T,            \
+                                           dense<T, gpu, col_major>&);                         \
+  template void gemv_strided<T>(T, const strided_operand<T>&, operation,                       \
+                                const strided_operand<T>&, T, vector<T, gpu>&);
 
 /// Everything sparse.cu defines, for scalar T.
 #define SPADE_VENDOR_SPARSE_INSTANTIATIONS(T)                                       \

@@ -24,6 +24,16 @@ template <scalar T, layout L>
 void gemv(T, const dense<T, gpu, L>&, operation, const vector<T, gpu>&, T, vector<T, gpu>&) {
   no_cuda("gemv");
 }
+template <scalar T, layout LC>
+void gemm_strided(T, const strided_operand<T>&, operation, const strided_operand<T>&, operation, T,
+                  dense<T, gpu, LC>&) {
+  no_cuda("gemm");
+}
+template <scalar T>
+void gemv_strided(T, const strided_operand<T>&, operation, const strided_operand<T>&, T,
+                  vector<T, gpu>&) {
+  no_cuda("gemv");
+}
 template <scalar T>
 void spmv(T, const csr<T, gpu>&, operation, const vector<T, gpu>&, T, vector<T, gpu>&,
           spmv_algorithm) {

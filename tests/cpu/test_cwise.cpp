@@ -176,3 +176,10 @@ TEST_CASE_TEMPLATE("views of views: blocks of blocks, rows, columns and segments
   spade::testing::check_views_of_views<T, cpu, row_major>(seed);
   spade::testing::check_views_of_views<T, cpu, col_major>(seed + 1);
 }
+
+TEST_CASE_TEMPLATE("views as product operands: blocks, rows, columns and segments", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_view_products<T, cpu, row_major>(seed);
+  spade::testing::check_view_products<T, cpu, col_major>(seed + 1);
+}

@@ -244,3 +244,10 @@ TEST_CASE_TEMPLATE("gpu views of views: blocks of blocks, rows, columns and segm
   spade::testing::check_views_of_views<T, gpu, row_major>(seed);
   spade::testing::check_views_of_views<T, gpu, col_major>(seed + 1);
 }
+
+TEST_CASE_TEMPLATE("gpu views as product operands: blocks, rows, columns and segments", T, float,
+                   double) {
+  const std::uint64_t seed = spade::testing::fresh_seed();
+  spade::testing::check_view_products<T, gpu, row_major>(seed);
+  spade::testing::check_view_products<T, gpu, col_major>(seed + 1);
+}

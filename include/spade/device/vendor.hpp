@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "spade/core/context.hpp"
+#include "spade/core/strided.hpp"
 #include "spade/formats/csr.hpp"
 #include "spade/formats/dense.hpp"
 #include "spade/formats/vector.hpp"
@@ -34,6 +36,28 @@ void gemm(T alpha, const dense<T, gpu, LA>& a, operation op_a, const dense<T, gp
 template <scalar T, layout L>
 void gemv(T alpha, const dense<T, gpu, L>& a, operation op_a, const vector<T, gpu>& x, T beta,
           vector<T, gpu>& y);
+
+/// gemm with A and B read in place through their leading dimensions (either may be a view).
+template <scalar T, layout LC>
+void gemm_strided(T alpha, const strided_operand<T>& a, operation op_a, const strided_operand<T>& b,
+                  operation op_b, T beta, dense<T, gpu, LC>& c);
+
+/// gemv with A read through its leading dimension and x through its increment x.ld.
+template <scalar T>
+void gemv_strided(T alpha, const strided_operand<T>& a, operation op_a, const strided_operand<T>& x,
+                  T beta, vector<T, gpu>& y);
+
+/// gemm and gemv on strided operands under the names the runners call (device/run.hpp).
+template <scalar T, layout LC>
+void gemm(T alpha, const strided_operand<T>& a, operation op_a, const strided_operand<T>& b,
+          operation op_b, T beta, dense<T, gpu, LC>& c) {
+  gemm_strided(alpha, a, op_a, b, op_b, beta, c);
+}
+template <scalar T>
+void gemv(T alpha, const strided_operand<T>& a, operation op_a, const strided_operand<T>& x, T beta,
+          vector<T, gpu>& y) {
+  gemv_strided(alpha, a, op_a, x, beta, y);
+}
 
 /// y = alpha·op(A)·x + beta·y with cusparseSpMV on CSR. The workspace comes from the pool.
 /// An A that plan::rowwise_preferred names (spade::tuning().rowwise_max_extent rows and columns)

@@ -19,6 +19,7 @@
 #include "spade/expr/operators.hpp"
 #include "spade/expr/view.hpp"
 #include "spade/formats/transfer.hpp"
+#include "spade/plan/kernels.hpp"
 #include "spade/plan/rule_table.hpp"
 
 namespace spade {
@@ -34,22 +35,40 @@ void evaluate_product(Dest& dest, const expr::product<L, R>& e, typename Dest::v
                       typename Dest::value_type beta) {
   using T = typename Dest::value_type;
   using plan_type = plan_of<expr::product<L, R>>;
-  with_operand(e.lhs, [&](const auto& a, bool ta, T sa) {
-    return with_operand(e.rhs, [&](const auto& b, bool tb, T sb) {
-      const T scale = alpha * sa * sb;
-      const operation_facts facts{ta, tb, is_col_major_v<Dest>};
-      select_candidate<typename plan_type::rule, Forced>(
-          typename plan_type::candidates{}, a, b, facts, [&](auto candidate) {
-            if constexpr (sparse_matrix<Dest>) {
-              dest = run_sparse_product_steps(candidate, scale, a, ta, b, tb);
-            } else {
-              shape_destination(dest, e.rows(), e.cols());
-              run_product_steps(candidate, scale, a, ta, b, tb, beta, dest);
-            }
-          });
-      return 0;
+  if constexpr (std::is_void_v<Forced> && strided_product<expr::bare_t<L>, expr::bare_t<R>>()) {
+    // A block times a vector: GEMV reads the block in place through its leading dimension; a
+    // strided x (a row or column across the layout) is copied first, GEMV reading it faster so.
+    const auto a = strided_part_of(e.lhs);
+    const auto b = strided_part_of(e.rhs);
+    // Dependent on Dest, so the back end's runner is looked up where the product is evaluated.
+    using gemv = runner<std::conditional_t<is_vector_v<Dest>, kernels::cublas_gemv, void>>;
+    shape_destination(dest, e.rows(), e.cols());
+    if (b.operand.ld == 1) {
+      gemv::product(alpha * a.scale * b.scale, a.operand, a.transposed, b.operand, false, beta,
+                    dest);
+    } else {
+      const expr::result_t<R> x = spade::eval(e.rhs);
+      gemv::product(alpha * a.scale, a.operand, a.transposed, strided_part_of(x).operand, false,
+                    beta, dest);
+    }
+  } else {
+    with_operand(e.lhs, [&](const auto& a, bool ta, T sa) {
+      return with_operand(e.rhs, [&](const auto& b, bool tb, T sb) {
+        const T scale = alpha * sa * sb;
+        const operation_facts facts{ta, tb, is_col_major_v<Dest>};
+        select_candidate<typename plan_type::rule, Forced>(
+            typename plan_type::candidates{}, a, b, facts, [&](auto candidate) {
+              if constexpr (sparse_matrix<Dest>) {
+                dest = run_sparse_product_steps(candidate, scale, a, ta, b, tb);
+              } else {
+                shape_destination(dest, e.rows(), e.cols());
+                run_product_steps(candidate, scale, a, ta, b, tb, beta, dest);
+              }
+            });
+        return 0;
+      });
     });
-  });
+  }
 }
 
 template <class Forced, class Dest, class L, class R>

@@ -53,7 +53,8 @@ std::string steps_text(plan::steps<Steps...>) {
 }
 
 /// What an operand of a node is: a storage leaf (with its facts), or a temporary.
-template <bool Preview, class X>
+/// InPlace: a view operand is read in place by the kernel (a strided gpu product).
+template <bool Preview, bool InPlace = false, class X>
 std::string describe_operand(const X& x, int indent, const device_profile* profile);
 
 /// The storage leaf under scaled/transposed wrappers (for a sparse view, its cached gcoo, made
@@ -193,8 +194,21 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
     using result = expr::result_t<node_type>;
     out << pad << (expr::is_product_v<E> ? "product" : "sum") << " -> " << type_text<result>()
         << " " << e.rows() << "x" << e.cols() << ", rule \"" << plan_type::rule::name << "\"\n";
-    out << pad << "  lhs: " << describe_operand<Preview>(e.lhs, indent + 4, profile);
-    out << pad << "  rhs: " << describe_operand<Preview>(e.rhs, indent + 4, profile);
+    if constexpr (!Preview && expr::is_product_v<E>) {
+      constexpr bool in_place =
+          strided_product<expr::bare_t<decltype(e.lhs)>, expr::bare_t<decltype(e.rhs)>>();
+      out << pad << "  lhs: " << describe_operand<Preview, in_place>(e.lhs, indent + 4, profile);
+      out << pad << "  rhs: " << describe_operand<Preview, in_place>(e.rhs, indent + 4, profile);
+      if constexpr (in_place) {
+        out << pad
+            << "  kernel: cublas_gemv on the block in place (its leading dimension passed; no "
+               "copy)\n";
+        return out.str();
+      }
+    } else {
+      out << pad << "  lhs: " << describe_operand<Preview>(e.lhs, indent + 4, profile);
+      out << pad << "  rhs: " << describe_operand<Preview>(e.rhs, indent + 4, profile);
+    }
     if constexpr (expr::is_sum_v<E>) {
       if constexpr (product_part<expr::bare_t<decltype(e.lhs)>>::value ||
                     product_part<expr::bare_t<decltype(e.rhs)>>::value)
@@ -233,16 +247,26 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
   return out.str();
 }
 
-template <bool Preview, class X>
+template <bool Preview, bool InPlace, class X>
 std::string describe_operand(const X& x, int indent, const device_profile* profile) {
   if constexpr (matrix_or_vector<X>) {
     return describe_storage<Preview>(x) + "\n";
   } else if constexpr (expr::is_scaled_v<X>) {
     std::ostringstream out;
-    out << x.factor << " * " << describe_operand<Preview>(x.inner, indent, profile);
+    out << x.factor << " * " << describe_operand<Preview, InPlace>(x.inner, indent, profile);
     return out.str();
   } else if constexpr (expr::is_transposed_v<X>) {
-    return "transpose of " + describe_operand<Preview>(x.inner, indent, profile);
+    return "transpose of " + describe_operand<Preview, InPlace>(x.inner, indent, profile);
+  } else if constexpr (InPlace && expr::is_view_v<X>) {
+    const std::string what = x.name + ", " + type_text<typename X::result_type>() + " " +
+                             std::to_string(x.rows()) + "x" + std::to_string(x.cols());
+    if (is_vector_v<typename X::result_type> && x.stride != 1)
+      return what + " with increment " + std::to_string(x.stride) +
+             ", copied into a contiguous vector first (GEMV reads a strided x slower than the "
+             "copy costs)\n";
+    return what + ", read in place by cuBLAS with " +
+           (is_vector_v<typename X::result_type> ? "increment " : "leading dimension ") +
+           std::to_string(x.stride) + " (no copy)\n";
   } else if constexpr (expr::is_sparse_view_v<X>) {
     return describe_storage<Preview>(viewed_gcoo(x)) +
            " (sparse view: dense -> gcoo once, cached on the dense operand)\n";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spade/core/conversion_cache.hpp"
+#include "spade/core/strided.hpp"
 #include "spade/core/tuning.hpp"
 #include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
@@ -168,6 +169,69 @@ decltype(auto) with_operand(const X& x, F&& f, bool transposed = false,
   } else {
     const auto temporary = spade::eval(x);
     return f(temporary, transposed, scale);
+  }
+}
+
+/// True when x, under scalings and transposes, is a dense matrix, a vector or a view of one.
+template <class X>
+constexpr bool strided_leaf() {
+  if constexpr (expr::is_scaled_v<X> || expr::is_transposed_v<X>)
+    return strided_leaf<expr::bare_t<decltype(X::inner)>>();
+  else
+    return expr::is_view_v<X> || is_dense_v<X> || is_vector_v<X>;
+}
+/// True when x, under scalings and transposes, is a view.
+template <class X>
+constexpr bool view_leaf() {
+  if constexpr (expr::is_scaled_v<X> || expr::is_transposed_v<X>)
+    return view_leaf<expr::bare_t<decltype(X::inner)>>();
+  else
+    return expr::is_view_v<X>;
+}
+
+/// A gpu product of a view of a dense matrix (a block, under scalings and transposes) with a
+/// vector: cuBLAS GEMV reads the block in place through its leading dimension, where the general
+/// path would copy it first (the copy costs as much as the GEMV). Measured on the H100
+/// (docs/benchmarks/view-products-2026-11-25.md), only this case gains: GEMM on blocks of an
+/// 8192² matrix ran at 0.96x (fp32) and 0.67x (fp64) of GEMM on contiguous copies, whose copy
+/// costs 2 % of the GEMM, and GEMV with a strided x (a column of a row-major matrix) at 0.81x and
+/// 0.60x of GEMV on a copy of x, which costs 4 %. So GEMM operands and a strided x are copied.
+template <class L, class R>
+constexpr bool strided_product() {
+  using A = expr::result_t<L>;
+  using B = expr::result_t<R>;
+  return std::is_same_v<typename A::space_type, gpu> && is_dense_v<A> && is_vector_v<B> &&
+         view_leaf<L>() && strided_leaf<L>() && strided_leaf<R>();
+}
+
+/// An operand of a strided product: where it lies, whether it is seen transposed, its scale.
+template <class T>
+struct strided_part {
+  strided_operand<T> operand;
+  bool transposed;
+  T scale;
+};
+
+template <class X>
+auto strided_part_of(const X& x, bool transposed = false,
+                     typename X::value_type scale = typename X::value_type(1)) {
+  using T = typename X::value_type;
+  if constexpr (expr::is_scaled_v<X>) {
+    return strided_part_of(x.inner, transposed, scale * x.factor);
+  } else if constexpr (expr::is_transposed_v<X>) {
+    return strided_part_of(x.inner, !transposed, scale);
+  } else if constexpr (expr::is_view_v<X>) {
+    return strided_part<T>{
+        {x.data(), x.rows(), x.cols(), x.stride, X::row_order(), x.base_values().owner()},
+        transposed,
+        scale};
+  } else if constexpr (is_vector_v<X>) {
+    return strided_part<T>{{x.data(), x.size(), 1, 1, true, x.values().owner()}, transposed, scale};
+  } else {
+    return strided_part<T>{{x.data(), x.rows(), x.cols(), x.leading_dimension(),
+                            std::is_same_v<typename X::layout_type, row_major>, x.values().owner()},
+                           transposed,
+                           scale};
   }
 }
 
