@@ -1350,7 +1350,20 @@ void check_other_sparse_formats(std::uint64_t seed) {
     largest = std::max(largest, double(v));
     squares += double(v) * double(v);
   }
-  if (!p.values.empty()) CHECK(double(spade::max_coeff(o)) == largest);
+  if (!p.values.empty()) {
+    CHECK(double(spade::max_coeff(o)) == largest);
+    // An ellr's padding holds zeros that are not entries: the largest of -|v| is below 0.
+    double smallest_magnitude = std::numeric_limits<double>::infinity(), total = 0, size = 0;
+    for (const T v : p.values) {
+      smallest_magnitude = std::min(smallest_magnitude, std::fabs(double(v)));
+      total += double(v);
+      size += std::fabs(double(v));
+    }
+    CHECK(double(spade::max_coeff(-spade::abs(e))) == -smallest_magnitude);
+    CHECK(double(spade::min_coeff(spade::abs(e))) == smallest_magnitude);
+    CHECK(std::fabs(double(spade::mean(e)) - total / double(p.values.size())) <=
+          2 * (size + 1) * double(std::numeric_limits<T>::epsilon()));
+  }
   CHECK(std::fabs(double(spade::squared_norm(o)) - squares) <=
         (squares + 1) * double(p.values.size() + 1) * double(std::numeric_limits<T>::epsilon()));
 }

@@ -30,15 +30,21 @@ inline std::uint16_t half_bits_of(float f) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
   const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
   const std::uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u)  // NaN: quiet, with the payload's top bits
-    return static_cast<std::uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-  if (magnitude >= 0x477ff000u)  // 65520 and above round to infinity
+  if (magnitude > 0x7f800000u) return 0x7fffu;  // NaN: the canonical one, as CUDA gives
+  if (magnitude >= 0x477ff000u)                 // 65520 and above round to infinity
     return static_cast<std::uint16_t>(sign | 0x7c00u);
   if (magnitude < 0x38800000u) {
-    // Below 2^-14: a multiple of 2^-24. Scaling by 2^24 is exact, and nearbyint rounds to even
-    // in the default mode; 1024 is the smallest normal's bit pattern.
-    const float units = std::nearbyint(std::bit_cast<float>(magnitude) * 16777216.0f);
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(units));
+    // Below 2^-14: a multiple of 2^-24, the 24-bit significand m shifted right by 126 minus the
+    // exponent (at least 14), rounded to even in integers (no dependence on the FPU's rounding
+    // mode); 1024 is the smallest normal's bit pattern. Float subnormals round to zero.
+    const std::uint32_t exponent = magnitude >> 23;
+    const std::uint32_t shift = 126u - exponent;
+    if (exponent == 0 || shift > 24u) return sign;
+    const std::uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
+    std::uint32_t units = significand >> shift;
+    const std::uint32_t rest = significand & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
+    if (rest > tie || (rest == tie && (units & 1u))) ++units;
+    return static_cast<std::uint16_t>(sign | units);
   }
   // Normal: round the 13 dropped mantissa bits to even, then rebias the exponent (127 - 15).
   const std::uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u) - 0x38000000u;
@@ -61,7 +67,7 @@ inline float float_of_half_bits(std::uint16_t h) {
 /// bfloat16 bits of `f`, rounded to nearest even (NaN stays NaN).
 inline std::uint16_t bfloat16_bits_of(float f) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;  // NaN: the canonical one
   return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 

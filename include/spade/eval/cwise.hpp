@@ -405,7 +405,10 @@ typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what
     } else {
       check_keeps_zero(e);
       fused_temporaries temporaries;
-      const auto& base = values_base<R>(e, temporaries);
+      // Over the csr form of any other format: an ellr's padding and a coo's repeats are not
+      // entries, and max, min, mean and the count must not see them.
+      using rowwise_type = csr<typename R::value_type, typename R::space_type>;
+      const auto& base = values_base<rowwise_type>(e, temporaries);
       if (count) *count = static_cast<std::int64_t>(base.values().size());
       if (kind != reduction::sum && base.values().size() == 0)
         throw dimension_mismatch(std::string(what) + ": the sparse operand stores no entries");

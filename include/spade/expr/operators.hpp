@@ -99,7 +99,9 @@ auto operator+(L&& lhs, R&& rhs) {
 template <expr::operand E>
 auto operator*(typename expr::bare_t<E>::value_type s, E&& e) {
   using X = expr::bare_t<E>;
-  if constexpr (expr::is_scaled_v<X>) {
+  if constexpr (expr::holds_reduced_precision<X>) {
+    return expr::reject_reduced_precision<X>();
+  } else if constexpr (expr::is_scaled_v<X>) {
     using inner_stored = decltype(X::inner);
     if constexpr (std::is_lvalue_reference_v<E>) {
       return expr::scaled<inner_stored>(s * e.factor, e.inner);
