@@ -971,6 +971,23 @@ void check_sparse_intersection(index_t rows, index_t cols, std::uint64_t seed) {
 
 namespace spade::testing {
 
+/// Row sums of cast<U>(A) (`sums`, on the host) against A's parts: each row's values converted
+/// to U one by one and summed in double, within (|terms| + 1) · cols · ε of U.
+template <class U, class T>
+void check_cast_row_sums(const std::vector<U>& sums, const csr_parts<T>& p, index_t rows,
+                         index_t cols) {
+  for (index_t r = 0; r < rows; ++r) {
+    double want = 0, terms = 0;
+    for (index_t k = p.row_ptr[static_cast<std::size_t>(r)];
+         k < p.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+      want += double(static_cast<U>(p.values[static_cast<std::size_t>(k)]));
+      terms += std::fabs(double(p.values[static_cast<std::size_t>(k)]));
+    }
+    CHECK(std::fabs(double(sums[static_cast<std::size_t>(r)]) - want) <=
+          (terms + 1) * double(cols) * double(std::numeric_limits<U>::epsilon()));
+  }
+}
+
 /// cast<U> of a csr: its pattern, each value converted (exactly as static_cast does); a chain
 /// after the cast, a sum and row sums over it, in the other scalar type.
 template <class T, class Space>
@@ -1001,16 +1018,7 @@ void check_sparse_cast(std::uint64_t seed) {
         (size + 1) * double(p.values.size()) * double(std::numeric_limits<U>::epsilon()));
   const vector<U, Space> sums = spade::row_sums(spade::cast<U>(a));
   const auto hs = on_host(sums).values();
-  for (index_t r = 0; r < rows; ++r) {
-    double want = 0, terms = 0;
-    for (index_t k = p.row_ptr[static_cast<std::size_t>(r)];
-         k < p.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
-      want += double(static_cast<U>(p.values[static_cast<std::size_t>(k)]));
-      terms += std::fabs(double(p.values[static_cast<std::size_t>(k)]));
-    }
-    CHECK(std::fabs(double(hs[static_cast<std::size_t>(r)]) - want) <=
-          (terms + 1) * double(cols) * double(std::numeric_limits<U>::epsilon()));
-  }
+  check_cast_row_sums(hs, p, rows, cols);
 }
 
 }  // namespace spade::testing
@@ -1327,16 +1335,7 @@ void check_other_sparse_formats(std::uint64_t seed) {
   // Reductions read the same entries: a row sum of the cast, a sum of the scaled values.
   const vector<U, Space> sums = spade::row_sums(spade::cast<U>(o));
   const auto hs = on_host(sums).values();
-  for (index_t r = 0; r < rows; ++r) {
-    double want = 0, terms = 0;
-    for (index_t k = p.row_ptr[static_cast<std::size_t>(r)];
-         k < p.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
-      want += double(static_cast<U>(p.values[static_cast<std::size_t>(k)]));
-      terms += std::fabs(double(p.values[static_cast<std::size_t>(k)]));
-    }
-    CHECK(std::fabs(double(hs[static_cast<std::size_t>(r)]) - want) <=
-          (terms + 1) * double(cols) * double(std::numeric_limits<U>::epsilon()));
-  }
+  check_cast_row_sums(hs, p, rows, cols);
   const std::string text = spade::explain(spade::cast<U>(o));
   CHECK(contains(text, "input converted first: coo<"));
 
