@@ -47,7 +47,10 @@ else
     [[ -f $d/boost/hana.hpp ]] && { hana=$d; break; }
   done
   [[ -n $eigen && -n $hana ]] || { echo "Eigen or Boost.Hana headers not found" >&2; exit 1; }
-  flags=(-I include -isystem "$eigen" -isystem "$hana")
+  flags=(-I include -isystem "$eigen")
+  # /usr/include is searched already; naming it with -isystem reorders it before the C++
+  # library's own wrappers (whose #include_next <stdlib.h> then fails).
+  [[ $hana == /usr/include ]] || flags+=(-isystem "$hana")
   source_of_flags="explicit paths"
 fi
 
