@@ -16,6 +16,7 @@
 #include "spade/device/run.hpp"
 #include "spade/eval/evaluate.hpp"
 #include "spade/eval/explain.hpp"
+#include "spade/eval/instances.hpp"
 #include "spade/expr/cwise_operators.hpp"
 #include "spade/expr/operators.hpp"
 #include "spade/expr/view.hpp"

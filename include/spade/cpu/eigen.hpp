@@ -157,4 +157,26 @@ Eigen::Matrix<T, Eigen::Dynamic, 1> to_eigen(const vector<T, Space>& v) {
   return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(h.data(), h.size());
 }
 
+// The float and double instances of the conversions above for Eigen's default sparse types and
+// every Spade format, in both spaces, compiled once into the library (lib/host/instantiations.cpp).
+// The dense ones return `auto` and stay in the user's file. SPADE_HEADER_ONLY turns this off.
+#define SPADE_EIGEN_SPACE_INSTANCES(PREFIX, T, S)                                            \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const csr<T, S>&);   \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const coo<T, S>&);   \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const gcoo<T, S>&);  \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const ellr<T, S>&);  \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const tiled<T, S>&); \
+  PREFIX template Eigen::Matrix<T, Eigen::Dynamic, 1> to_eigen(const vector<T, S>&);
+#define SPADE_EIGEN_INSTANCES(PREFIX, T)                                             \
+  PREFIX template csr<T, cpu> from_eigen(                                            \
+      const Eigen::SparseMatrixBase<Eigen::SparseMatrix<T, Eigen::RowMajor, int>>&); \
+  PREFIX template csr<T, cpu> from_eigen(                                            \
+      const Eigen::SparseMatrixBase<Eigen::SparseMatrix<T, Eigen::ColMajor, int>>&); \
+  SPADE_EIGEN_SPACE_INSTANCES(PREFIX, T, cpu)                                        \
+  SPADE_EIGEN_SPACE_INSTANCES(PREFIX, T, gpu)
+#ifndef SPADE_HEADER_ONLY
+SPADE_EIGEN_INSTANCES(extern, float)
+SPADE_EIGEN_INSTANCES(extern, double)
+#endif
+
 }  // namespace spade

@@ -796,4 +796,19 @@ struct cwise_backend<gpu> {
   }
 };
 
+// The kernel sources' generators for float and double, compiled once into the library
+// (lib/host/instantiations.cpp): they do not depend on the expression, only on its signature.
+// SPADE_HEADER_ONLY turns this off.
+#define SPADE_FUSED_SOURCE_INSTANCES(PREFIX, T)                                                \
+  PREFIX template std::string fused_map_source<T>(const fused_signature&, bool);               \
+  PREFIX template std::string fused_reduce_source<T>(const fused_signature&, reduction, bool); \
+  PREFIX template std::string fused_axis_source<T>(const fused_signature&, bool);              \
+  PREFIX template std::string fused_diagonal_source<T>(const fused_signature&);                \
+  PREFIX template std::string fused_csr_source<T>(const fused_signature&, bool);               \
+  PREFIX template std::string fused_csr_map_source<T>(const fused_signature&);
+#ifndef SPADE_HEADER_ONLY
+SPADE_FUSED_SOURCE_INSTANCES(extern, float)
+SPADE_FUSED_SOURCE_INSTANCES(extern, double)
+#endif
+
 }  // namespace spade::detail

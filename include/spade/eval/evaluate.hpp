@@ -30,6 +30,44 @@ template <class Forced, class Dest, class E>
 void evaluate_into(Dest& dest, const E& e, typename Dest::value_type alpha,
                    typename Dest::value_type beta);
 
+// The run-time choice and run of a product or sum of storage operands are named templates of
+// the operands' types and the plan, not lambdas inside the expression's own evaluation: every
+// expression over the same operands (a*d, 2*(a*d) + c, eval<K>(a*d), ...) then shares one
+// instantiation of the candidates' decisions and runs, which is most of what a user file
+// compiles (bench/compile_time.sh).
+
+/// dest = scale·op(a)·op(b) (+ beta·dest for a dense or vector dest), dest shaped rows×cols.
+template <class Rule, class Forced, class Candidates, class Dest, class A, class B>
+void planned_product(Dest& dest, index_t rows, index_t cols, typename Dest::value_type scale,
+                     const A& a, bool ta, const B& b, bool tb, typename Dest::value_type beta) {
+  const operation_facts facts{ta, tb, is_col_major_v<Dest>};
+  select_candidate<Rule, Forced>(Candidates{}, a, b, facts, [&](auto candidate) {
+    if constexpr (sparse_matrix<Dest>) {
+      dest = run_sparse_product_steps(candidate, scale, a, ta, b, tb);
+    } else {
+      shape_destination(dest, rows, cols);
+      run_product_steps(candidate, scale, a, ta, b, tb, beta, dest);
+    }
+  });
+}
+
+/// dest = sx·op(x) + sy·op(y), dest shaped rows×cols.
+template <class Rule, class Forced, class Candidates, class Dest, class X, class Y>
+void planned_sum(Dest& dest, index_t rows, index_t cols, typename Dest::value_type sx, const X& x,
+                 bool tx, typename Dest::value_type sy, const Y& y, bool ty) {
+  select_candidate<Rule, Forced>(Candidates{}, x, y, operation_facts{tx, ty, is_col_major_v<Dest>},
+                                 [&](auto candidate) {
+                                   if constexpr (sparse_matrix<Dest>) {
+                                     dest = run_sparse_sum_steps(candidate, sx, x, tx, sy, y, ty);
+                                   } else {
+                                     // GEAM and axpby read their inputs before writing: dest may be
+                                     // an operand.
+                                     shape_destination(dest, rows, cols);
+                                     run_sum_steps(candidate, sx, x, tx, sy, y, ty, dest);
+                                   }
+                                 });
+}
+
 template <class Forced, class Dest, class L, class R>
 void evaluate_product(Dest& dest, const expr::product<L, R>& e, typename Dest::value_type alpha,
                       typename Dest::value_type beta) {
@@ -52,19 +90,12 @@ void evaluate_product(Dest& dest, const expr::product<L, R>& e, typename Dest::v
                     beta, dest);
     }
   } else {
+    const index_t rows = e.rows();
+    const index_t cols = e.cols();
     with_operand(e.lhs, [&](const auto& a, bool ta, T sa) {
       return with_operand(e.rhs, [&](const auto& b, bool tb, T sb) {
-        const T scale = alpha * sa * sb;
-        const operation_facts facts{ta, tb, is_col_major_v<Dest>};
-        select_candidate<typename plan_type::rule, Forced>(
-            typename plan_type::candidates{}, a, b, facts, [&](auto candidate) {
-              if constexpr (sparse_matrix<Dest>) {
-                dest = run_sparse_product_steps(candidate, scale, a, ta, b, tb);
-              } else {
-                shape_destination(dest, e.rows(), e.cols());
-                run_product_steps(candidate, scale, a, ta, b, tb, beta, dest);
-              }
-            });
+        planned_product<typename plan_type::rule, Forced, typename plan_type::candidates>(
+            dest, rows, cols, alpha * sa * sb, a, ta, b, tb, beta);
         return 0;
       });
     });
@@ -75,19 +106,12 @@ template <class Forced, class Dest, class L, class R>
 void evaluate_sum(Dest& dest, const expr::sum<L, R>& e, typename Dest::value_type alpha) {
   using T = typename Dest::value_type;
   using plan_type = plan_of<expr::sum<L, R>>;
+  const index_t rows = e.rows();
+  const index_t cols = e.cols();
   with_operand(e.lhs, [&](const auto& x, bool tx, T sx) {
     return with_operand(e.rhs, [&](const auto& y, bool ty, T sy) {
-      select_candidate<typename plan_type::rule, Forced>(
-          typename plan_type::candidates{}, x, y, operation_facts{tx, ty, is_col_major_v<Dest>},
-          [&](auto candidate) {
-            if constexpr (sparse_matrix<Dest>) {
-              dest = run_sparse_sum_steps(candidate, alpha * sx, x, tx, alpha * sy, y, ty);
-            } else {
-              // GEAM and axpby read their inputs before writing: dest may be an operand.
-              shape_destination(dest, e.rows(), e.cols());
-              run_sum_steps(candidate, alpha * sx, x, tx, alpha * sy, y, ty, dest);
-            }
-          });
+      planned_sum<typename plan_type::rule, Forced, typename plan_type::candidates>(
+          dest, rows, cols, alpha * sx, x, tx, alpha * sy, y, ty);
       return 0;
     });
   });

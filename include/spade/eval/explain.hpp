@@ -85,6 +85,16 @@ bool leaf_transposed(const X& x) {
 template <bool Preview, class E>
 std::string explain_node(const E& e, int indent, const device_profile* profile);
 
+/// The candidates' decisions on storage operands a and b, as explain prints them. A named
+/// template of the operands and the plan (not a lambda of the node), so every explained
+/// expression over the same operands shares its instantiation.
+template <class Rule, class Candidates, class A, class B>
+std::string explain_choice(const A& a, const B& b, const operation_facts& facts) {
+  std::string log;
+  select_candidate<Rule, void>(Candidates{}, a, b, facts, ignore_candidate{}, &log);
+  return log;
+}
+
 /// The inputs of a fused pass that are nested plans (products, transposes): each is evaluated
 /// into a temporary first, by its own plan.
 /// R: the pass's result (a csr result of another sparse format's chain converts it first).
@@ -237,8 +247,8 @@ std::string explain_node(const E& e, int indent, const device_profile* profile) 
             typename plan_type::candidates{},
             [&] { return preview_facts_of(*a, *b, facts, *profile); }, [](auto) {}, &log);
       else
-        select_candidate<typename plan_type::rule, void>(
-            typename plan_type::candidates{}, *a, *b, facts, [](auto) {}, &log);
+        log =
+            explain_choice<typename plan_type::rule, typename plan_type::candidates>(*a, *b, facts);
       out << pad << log;
     } else {
       out << pad << "  chosen at run time, once the nested expression is evaluated\n";

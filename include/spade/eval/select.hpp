@@ -65,6 +65,12 @@ bool select_with_facts(plan::candidates<Cs...>, MakeFacts&& make_facts, Run&& ru
   return done;
 }
 
+/// The run of a selection that only records its reasoning (explain).
+struct ignore_candidate {
+  template <class C>
+  void operator()(C) const {}
+};
+
 /// select_with_facts on the facts of storage operands `a` and `b` (product_facts_of).
 template <class Rule, class Forced, class Candidates, class A, class B, class Run>
 bool select_candidate(Candidates candidates, const A& a, const B& b, const operation_facts& flags,

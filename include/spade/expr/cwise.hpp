@@ -181,9 +181,8 @@ struct cwise_binary {
   template <class A, class B>
   cwise_binary(A&& a, B&& b) : lhs(std::forward<A>(a)), rhs(std::forward<B>(b)) {
     if (rows_of(lhs) != rows_of(rhs) || cols_of(lhs) != cols_of(rhs))
-      throw dimension_mismatch(std::string(Op::name) + ": lhs is " +
-                               shape_text(rows_of(lhs), cols_of(lhs)) + ", rhs is " +
-                               shape_text(rows_of(rhs), cols_of(rhs)) + " (shapes must be equal)");
+      throw_shapes(Op::name, "lhs is", rows_of(lhs), cols_of(lhs), "rhs is", rows_of(rhs),
+                   cols_of(rhs), "shapes must be equal");
   }
   index_t rows() const { return rows_of(lhs); }
   index_t cols() const { return cols_of(lhs); }
@@ -305,10 +304,8 @@ struct masked_product {
   template <class A, class B>
   masked_product(A&& s, B&& d) : inner(std::forward<A>(s)), dense(std::forward<B>(d)) {
     if (rows_of(inner) != rows_of(dense) || cols_of(inner) != cols_of(dense))
-      throw dimension_mismatch("cwise_product: the sparse operand is " +
-                               shape_text(rows_of(inner), cols_of(inner)) + ", the dense one " +
-                               shape_text(rows_of(dense), cols_of(dense)) +
-                               " (shapes must be equal)");
+      throw_shapes("cwise_product", "the sparse operand is", rows_of(inner), cols_of(inner),
+                   "the dense one", rows_of(dense), cols_of(dense), "shapes must be equal");
   }
   index_t rows() const { return rows_of(inner); }
   index_t cols() const { return cols_of(inner); }
@@ -330,9 +327,8 @@ struct pattern_intersection {
   template <class A, class B>
   pattern_intersection(A&& a, B&& b) : lhs(std::forward<A>(a)), rhs(std::forward<B>(b)) {
     if (rows_of(lhs) != rows_of(rhs) || cols_of(lhs) != cols_of(rhs))
-      throw dimension_mismatch("cwise_product: lhs is " + shape_text(rows_of(lhs), cols_of(lhs)) +
-                               ", rhs is " + shape_text(rows_of(rhs), cols_of(rhs)) +
-                               " (shapes must be equal)");
+      throw_shapes("cwise_product", "lhs is", rows_of(lhs), cols_of(lhs), "rhs is", rows_of(rhs),
+                   cols_of(rhs), "shapes must be equal");
   }
   index_t rows() const { return rows_of(lhs); }
   index_t cols() const { return cols_of(lhs); }

@@ -32,6 +32,18 @@ inline std::string shape_text(index_t rows, index_t cols) {
   return std::to_string(rows) + "x" + std::to_string(cols);
 }
 
+/// Throws the dimension_mismatch of a two-operand node: "WHAT: FIRST RxC, SECOND RxC (RULE)",
+/// e.g. "sum: lhs is 3x4, rhs is 4x3 (shapes must be equal)". Out of line and cold, so that a
+/// node's constructor holds one call instead of the message's string building: every node type
+/// of a user's expressions has its own constructor, and their size is compile time.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_shapes(
+    const char* what, const char* first, index_t first_rows, index_t first_cols, const char* second,
+    index_t second_rows, index_t second_cols, const char* rule) {
+  throw dimension_mismatch(std::string(what) + ": " + first + " " +
+                           shape_text(first_rows, first_cols) + ", " + second + " " +
+                           shape_text(second_rows, second_cols) + " (" + rule + ")");
+}
+
 /// lhs · rhs. Throws dimension_mismatch when lhs.cols() != rhs.rows().
 template <class L, class R>
 struct product {
@@ -47,9 +59,8 @@ struct product {
   template <class A, class B>
   product(A&& a, B&& b) : lhs(std::forward<A>(a)), rhs(std::forward<B>(b)) {
     if (cols_of(lhs) != rows_of(rhs))
-      throw dimension_mismatch("product: lhs is " + shape_text(rows_of(lhs), cols_of(lhs)) +
-                               ", rhs is " + shape_text(rows_of(rhs), cols_of(rhs)) +
-                               " (lhs columns must equal rhs rows)");
+      throw_shapes("product", "lhs is", rows_of(lhs), cols_of(lhs), "rhs is", rows_of(rhs),
+                   cols_of(rhs), "lhs columns must equal rhs rows");
   }
   index_t rows() const { return rows_of(lhs); }
   index_t cols() const { return cols_of(rhs); }
@@ -70,9 +81,8 @@ struct sum {
   template <class A, class B>
   sum(A&& a, B&& b) : lhs(std::forward<A>(a)), rhs(std::forward<B>(b)) {
     if (rows_of(lhs) != rows_of(rhs) || cols_of(lhs) != cols_of(rhs))
-      throw dimension_mismatch("sum: lhs is " + shape_text(rows_of(lhs), cols_of(lhs)) +
-                               ", rhs is " + shape_text(rows_of(rhs), cols_of(rhs)) +
-                               " (shapes must be equal)");
+      throw_shapes("sum", "lhs is", rows_of(lhs), cols_of(lhs), "rhs is", rows_of(rhs),
+                   cols_of(rhs), "shapes must be equal");
   }
   index_t rows() const { return rows_of(lhs); }
   index_t cols() const { return cols_of(lhs); }
