@@ -1,0 +1,198 @@
+// Row partitions of a sparse matrix over several parts, and what each part reads of the others.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spade/core/error.hpp"
+#include "spade/core/scalar.hpp"
+#include "spade/core/space.hpp"
+#include "spade/formats/csr.hpp"
+
+// The host side of the several-GPU plan (issue [R2 6/6], docs/multi-gpu.md): a matrix's rows
+// are cut into contiguous blocks, one per part, balanced by the work of the product; for
+// y = A·x with x cut the same way over A's columns, each part's rows split into the entries
+// whose column it owns (read from its own block of x) and the others (read from a halo of x
+// that the owners send). Pure host code on cpu matrices, so CI tests it without a GPU.
+namespace spade::detail {
+
+/// Contiguous row blocks: part p owns rows [first[p], first[p + 1]). Parts may be empty.
+struct row_partition {
+  std::vector<index_t> first;  // parts() + 1 entries: 0, non-decreasing, the row count last
+
+  index_t parts() const noexcept { return static_cast<index_t>(first.size()) - 1; }
+  index_t rows() const noexcept { return first.empty() ? 0 : first.back(); }
+  index_t begin(index_t p) const { return first[static_cast<std::size_t>(p)]; }
+  index_t end(index_t p) const { return first[static_cast<std::size_t>(p) + 1]; }
+  index_t size(index_t p) const { return end(p) - begin(p); }
+  /// The part that owns `row` (0 <= row < rows()).
+  index_t owner(index_t row) const {
+    const auto after = std::upper_bound(first.begin() + 1, first.end(), row);
+    return static_cast<index_t>(after - (first.begin() + 1));
+  }
+  bool operator==(const row_partition&) const = default;
+};
+
+/// `parts` contiguous blocks of rows with work as even as whole rows allow. `work_prefix` has
+/// rows + 1 entries, from 0, non-decreasing: row r costs work_prefix[r + 1] - work_prefix[r].
+/// Boundary k is the row whose prefix lies nearest k/parts of the total (never before boundary
+/// k - 1), so each part's work is within one row's work of total/parts; without any work the
+/// rows are split evenly. Throws spade::error unless parts >= 1.
+inline row_partition balanced_rows(const std::vector<std::int64_t>& work_prefix, index_t parts) {
+  if (parts < 1)
+    throw error("spade: a partition needs at least one part, not " + std::to_string(parts));
+  if (work_prefix.empty() || work_prefix.front() != 0)
+    throw error("spade: a row-work prefix starts with 0 and has one entry more than rows");
+  const auto rows = static_cast<index_t>(work_prefix.size() - 1);
+  const std::int64_t total = work_prefix.back();
+  row_partition result;
+  result.first.assign(static_cast<std::size_t>(parts) + 1, 0);
+  result.first.back() = rows;
+  for (index_t k = 1; k < parts; ++k) {
+    index_t boundary;
+    if (total <= 0) {
+      boundary = static_cast<index_t>(static_cast<std::int64_t>(rows) * k / parts);
+    } else {
+      // floor(total · k / parts) without overflowing the product.
+      const std::int64_t target = total / parts * k + total % parts * k / parts;
+      const auto at = std::lower_bound(work_prefix.begin(), work_prefix.end(), target);
+      boundary = static_cast<index_t>(at - work_prefix.begin());
+      if (boundary > 0 && target - work_prefix[static_cast<std::size_t>(boundary) - 1] <
+                              work_prefix[static_cast<std::size_t>(boundary)] - target)
+        --boundary;
+    }
+    result.first[static_cast<std::size_t>(k)] =
+        std::clamp(boundary, result.first[static_cast<std::size_t>(k) - 1], rows);
+  }
+  return result;
+}
+
+/// The rows of `a` in `parts` blocks balanced by their entries, each row counted one more for
+/// its output (SpMV / SpMM: a part's time is its entries read plus its rows written).
+template <class T>
+row_partition partition_by_entries(const csr<T, cpu>& a, index_t parts) {
+  const auto& row_ptr = a.row_ptr();
+  std::vector<std::int64_t> prefix(static_cast<std::size_t>(a.rows()) + 1, 0);
+  for (index_t r = 0; r < a.rows(); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    prefix[i + 1] = prefix[i] + (row_ptr[i + 1] - row_ptr[i]) + 1;
+  }
+  return balanced_rows(prefix, parts);
+}
+
+/// The rows of `a` in `parts` blocks balanced by the products of A·B they make (SpGEMM: row r
+/// of A·B costs the entries of the rows of B that row r of A names), each row counted one more.
+/// Throws dimension_mismatch unless a.cols() == b.rows().
+template <class T>
+row_partition partition_by_products(const csr<T, cpu>& a, const csr<T, cpu>& b, index_t parts) {
+  if (a.cols() != b.rows())
+    throw dimension_mismatch("partition_by_products: A is " + std::to_string(a.rows()) + "x" +
+                             std::to_string(a.cols()) + ", B is " + std::to_string(b.rows()) + "x" +
+                             std::to_string(b.cols()) + " (A's columns must equal B's rows)");
+  const auto& a_ptr = a.row_ptr();
+  const auto& a_col = a.col_idx();
+  const auto& b_ptr = b.row_ptr();
+  std::vector<std::int64_t> prefix(static_cast<std::size_t>(a.rows()) + 1, 0);
+  for (index_t r = 0; r < a.rows(); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    std::int64_t products = 1;
+    for (index_t k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+      const auto c = static_cast<std::size_t>(a_col[static_cast<std::size_t>(k)]);
+      products += b_ptr[c + 1] - b_ptr[c];
+    }
+    prefix[i + 1] = prefix[i] + products;
+  }
+  return balanced_rows(prefix, parts);
+}
+
+/// Part p's rows of A, split for y_p = A_p · x with x cut by `cols` (a partition of A's
+/// columns): `local` holds the entries whose column p owns, columns rebased to p's block of x;
+/// `remote` holds the others, columns renumbered to positions in `halo`, the sorted distinct
+/// columns p reads from other parts. So y_p = local · x_p + remote · x[halo], and the entries
+/// halo[halo_first[q]] .. halo[halo_first[q + 1] - 1] are what part q sends to p (none for
+/// q = p). Both blocks keep A's column order within a row.
+template <class T>
+struct part_block {
+  csr<T, cpu> local;                // size(p) × cols.size(p)
+  csr<T, cpu> remote;               // size(p) × halo.size()
+  std::vector<index_t> halo;        // global column indices, sorted, none owned by p
+  std::vector<index_t> halo_first;  // cols.parts() + 1 entries into halo, by owning part
+};
+
+/// Throws dimension_mismatch unless `rows` and `cols` partition A's rows and columns into the
+/// same number of parts.
+template <class T>
+void check_partitions(const csr<T, cpu>& a, const row_partition& rows, const row_partition& cols) {
+  if (rows.rows() != a.rows() || cols.rows() != a.cols() || rows.parts() != cols.parts())
+    throw dimension_mismatch("spade: partitions of " + std::to_string(rows.rows()) + " rows in " +
+                             std::to_string(rows.parts()) + " parts and " +
+                             std::to_string(cols.rows()) + " columns in " +
+                             std::to_string(cols.parts()) + " parts do not fit a " +
+                             std::to_string(a.rows()) + "x" + std::to_string(a.cols()) +
+                             " matrix (the part counts must be equal)");
+}
+
+/// A's rows of part p split into its local and remote blocks and its halo (part_block).
+template <class T>
+part_block<T> split_part(const csr<T, cpu>& a, const row_partition& rows, const row_partition& cols,
+                         index_t p) {
+  check_partitions(a, rows, cols);
+  if (p < 0 || p >= rows.parts())
+    throw dimension_mismatch("spade: part " + std::to_string(p) + " of " +
+                             std::to_string(rows.parts()));
+  const auto& row_ptr = a.row_ptr();
+  const auto& col_idx = a.col_idx();
+  const auto& values = a.values();
+  const index_t own_first = cols.begin(p);
+  const index_t own_end = cols.end(p);
+  const auto first_entry =
+      static_cast<std::size_t>(row_ptr[static_cast<std::size_t>(rows.begin(p))]);
+  const auto end_entry = static_cast<std::size_t>(row_ptr[static_cast<std::size_t>(rows.end(p))]);
+
+  // The halo: every column outside p's block, once, in increasing order.
+  std::vector<index_t> halo;
+  for (std::size_t k = first_entry; k < end_entry; ++k)
+    if (col_idx[k] < own_first || col_idx[k] >= own_end) halo.push_back(col_idx[k]);
+  std::sort(halo.begin(), halo.end());
+  halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
+
+  std::vector<index_t> local_ptr{0}, local_col, remote_ptr{0}, remote_col;
+  std::vector<T> local_val, remote_val;
+  for (index_t r = rows.begin(p); r < rows.end(p); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    for (auto k = static_cast<std::size_t>(row_ptr[i]);
+         k < static_cast<std::size_t>(row_ptr[i + 1]); ++k) {
+      const index_t c = col_idx[k];
+      if (c >= own_first && c < own_end) {
+        local_col.push_back(c - own_first);
+        local_val.push_back(values[k]);
+      } else {
+        // Sorted columns stay sorted under their rank in the sorted halo.
+        remote_col.push_back(
+            static_cast<index_t>(std::lower_bound(halo.begin(), halo.end(), c) - halo.begin()));
+        remote_val.push_back(values[k]);
+      }
+    }
+    local_ptr.push_back(static_cast<index_t>(local_col.size()));
+    remote_ptr.push_back(static_cast<index_t>(remote_col.size()));
+  }
+
+  std::vector<index_t> halo_first(static_cast<std::size_t>(cols.parts()) + 1, 0);
+  for (index_t q = 0; q < cols.parts(); ++q)
+    halo_first[static_cast<std::size_t>(q) + 1] = static_cast<index_t>(
+        std::lower_bound(halo.begin(), halo.end(), cols.end(q)) - halo.begin());
+
+  const index_t part_rows = rows.size(p);
+  const auto halo_size = static_cast<index_t>(halo.size());
+  return {csr<T, cpu>(unchecked, part_rows, cols.size(p), std::move(local_ptr),
+                      std::move(local_col), std::move(local_val)),
+          csr<T, cpu>(unchecked, part_rows, halo_size, std::move(remote_ptr), std::move(remote_col),
+                      std::move(remote_val)),
+          std::move(halo), std::move(halo_first)};
+}
+
+}  // namespace spade::detail

@@ -1,0 +1,267 @@
+// Row partitions and halo splits (formats/partition.hpp), the host side of several-GPU products:
+// balance bounds, empty parts, products per row counted independently, and y = A·x rebuilt
+// exactly from every part's local and remote blocks.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <spade/formats/partition.hpp>
+#include <spade/spade.hpp>
+#include <vector>
+
+#include "test_support.hpp"
+
+using spade::cpu;
+using spade::index_t;
+using spade::detail::row_partition;
+
+namespace {
+
+using csr_d = spade::csr<double, cpu>;
+using spade::testing::fresh_seed;
+using spade::testing::splitmix64;
+
+/// A rows × cols csr: each position present with probability `density`, rows i with
+/// i % 7 == 3 empty, and `long_rows` rows (from row 1 on, every fifth) filled to `long_length`
+/// entries; values small integers, so every sum below is exact in double.
+csr_d random_matrix(index_t rows, index_t cols, double density, index_t long_rows,
+                    index_t long_length, std::uint64_t seed) {
+  splitmix64 rng{seed};
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<double> values;
+  for (index_t r = 0; r < rows; ++r) {
+    const bool is_long = long_rows > 0 && r % 5 == 1 && r / 5 < long_rows;
+    if (r % 7 != 3) {
+      for (index_t c = 0; c < cols; ++c) {
+        const bool take = is_long ? rng.below(static_cast<std::uint64_t>(cols)) <
+                                        static_cast<std::uint64_t>(long_length)
+                                  : rng.chance(density);
+        if (take) {
+          col_idx.push_back(c);
+          values.push_back(static_cast<double>(static_cast<int>(rng.below(9)) - 4));
+        }
+      }
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return csr_d(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+void check_shape(const row_partition& p, index_t rows, index_t parts) {
+  REQUIRE(p.parts() == parts);
+  CHECK(p.first.front() == 0);
+  CHECK(p.rows() == rows);
+  for (index_t k = 0; k < parts; ++k)
+    CHECK(p.begin(k) <= p.end(k));
+  // owner() agrees with the blocks on every row.
+  for (index_t k = 0; k < parts; ++k)
+    for (index_t r = p.begin(k); r < p.end(k); ++r)
+      CHECK(p.owner(r) == k);
+}
+
+/// Each part's work is within the largest row's work (and one for rounding) of total / parts.
+void check_balance(const row_partition& p, const std::vector<std::int64_t>& prefix) {
+  std::int64_t largest_row = 0;
+  for (std::size_t r = 0; r + 1 < prefix.size(); ++r)
+    largest_row = std::max(largest_row, prefix[r + 1] - prefix[r]);
+  const double share = static_cast<double>(prefix.back()) / p.parts();
+  for (index_t k = 0; k < p.parts(); ++k) {
+    const std::int64_t work =
+        prefix[static_cast<std::size_t>(p.end(k))] - prefix[static_cast<std::size_t>(p.begin(k))];
+    CAPTURE(k);
+    // Each boundary lies within half a row of its target, and targets are rounded down.
+    CHECK(static_cast<double>(work) <= share + static_cast<double>(largest_row) + 1.0);
+  }
+}
+
+std::vector<std::int64_t> entry_prefix(const csr_d& a) {
+  std::vector<std::int64_t> prefix{0};
+  for (index_t r = 0; r < a.rows(); ++r)
+    prefix.push_back(prefix.back() + a.row_ptr()[static_cast<std::size_t>(r) + 1] -
+                     a.row_ptr()[static_cast<std::size_t>(r)] + 1);
+  return prefix;
+}
+
+}  // namespace
+
+TEST_CASE("balanced_rows: boundaries, balance, empty parts, no work") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  SUBCASE("random work, 1 to 9 parts") {
+    std::vector<std::int64_t> prefix{0};
+    for (int r = 0; r < 1000; ++r)
+      prefix.push_back(prefix.back() + static_cast<std::int64_t>(rng.chance(0.01) ? rng.below(5000)
+                                                                                  : rng.below(20)));
+    for (index_t parts = 1; parts <= 9; ++parts) {
+      const row_partition p = spade::detail::balanced_rows(prefix, parts);
+      check_shape(p, 1000, parts);
+      check_balance(p, prefix);
+    }
+  }
+  SUBCASE("equal rows split evenly") {
+    std::vector<std::int64_t> prefix{0};
+    for (int r = 0; r < 12; ++r)
+      prefix.push_back(prefix.back() + 3);
+    CHECK(spade::detail::balanced_rows(prefix, 4).first == std::vector<index_t>{0, 3, 6, 9, 12});
+    CHECK(spade::detail::balanced_rows(prefix, 1).first == std::vector<index_t>{0, 12});
+  }
+  SUBCASE("one heavy row takes a part of its own") {
+    // Rows 0..3 cost 1, row 4 costs 100, rows 5..8 cost 1: two parts cut next to row 4.
+    const std::vector<std::int64_t> prefix{0, 1, 2, 3, 4, 104, 105, 106, 107, 108};
+    const row_partition p = spade::detail::balanced_rows(prefix, 2);
+    CHECK((p.first == std::vector<index_t>{0, 4, 9} || p.first == std::vector<index_t>{0, 5, 9}));
+    check_balance(p, prefix);
+  }
+  SUBCASE("more parts than rows: empty parts, every row owned once") {
+    const std::vector<std::int64_t> prefix{0, 2, 4, 6};
+    const row_partition p = spade::detail::balanced_rows(prefix, 8);
+    check_shape(p, 3, 8);
+    index_t non_empty = 0;
+    for (index_t k = 0; k < 8; ++k)
+      non_empty += p.size(k) > 0;
+    CHECK(non_empty == 3);
+  }
+  SUBCASE("no work: rows split evenly; no rows") {
+    CHECK(spade::detail::balanced_rows(std::vector<std::int64_t>(11, 0), 3).first ==
+          std::vector<index_t>{0, 3, 6, 10});
+    CHECK(spade::detail::balanced_rows({0}, 4).first == std::vector<index_t>{0, 0, 0, 0, 0});
+  }
+  SUBCASE("bad arguments") {
+    CHECK_THROWS_AS(spade::detail::balanced_rows({0, 1}, 0), spade::error);
+    CHECK_THROWS_AS(spade::detail::balanced_rows({}, 2), spade::error);
+    CHECK_THROWS_AS(spade::detail::balanced_rows({1, 2}, 2), spade::error);
+  }
+}
+
+TEST_CASE("partition_by_entries and partition_by_products balance what the product reads") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const csr_d a = random_matrix(301, 257, 0.02, 4, 200, seed);
+  for (index_t parts : {1, 2, 3, 7, 400}) {
+    CAPTURE(parts);
+    const row_partition p = spade::detail::partition_by_entries(a, parts);
+    check_shape(p, a.rows(), parts);
+    check_balance(p, entry_prefix(a));
+  }
+  // Products per row counted here by walking B's rows entry by entry.
+  const csr_d b = random_matrix(257, 90, 0.05, 2, 80, seed + 1);
+  std::vector<std::int64_t> prefix{0};
+  for (index_t r = 0; r < a.rows(); ++r) {
+    std::int64_t products = 1;
+    for (index_t k = a.row_ptr()[static_cast<std::size_t>(r)];
+         k < a.row_ptr()[static_cast<std::size_t>(r) + 1]; ++k) {
+      const index_t row_of_b = a.col_idx()[static_cast<std::size_t>(k)];
+      for (index_t j = b.row_ptr()[static_cast<std::size_t>(row_of_b)];
+           j < b.row_ptr()[static_cast<std::size_t>(row_of_b) + 1]; ++j)
+        ++products;
+    }
+    prefix.push_back(prefix.back() + products);
+  }
+  for (index_t parts : {1, 2, 5, 64}) {
+    CAPTURE(parts);
+    const row_partition p = spade::detail::partition_by_products(a, b, parts);
+    CHECK(p == spade::detail::balanced_rows(prefix, parts));
+    check_shape(p, a.rows(), parts);
+    check_balance(p, prefix);
+  }
+  CHECK_THROWS_AS(spade::detail::partition_by_products(a, a, 2), spade::dimension_mismatch);
+  // The short-row circuit family with its few long rows (issue 17's class).
+  const auto circuit = spade::generate::circuit<double>(20000, 4.0, 3, 2000, seed);
+  const row_partition c = spade::detail::partition_by_entries(circuit, 4);
+  check_shape(c, circuit.rows(), 4);
+  check_balance(c, entry_prefix(circuit));
+}
+
+TEST_CASE("split_part: local and remote blocks rebuild y = A*x, halos name what owners send") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed + 7};
+  struct shape {
+    index_t rows, cols, parts;
+    double density;
+  };
+  for (const shape s :
+       {shape{120, 120, 3, 0.05}, shape{97, 61, 4, 0.1}, shape{33, 31, 1, 0.2}, shape{5, 9, 8, 0.5},
+        shape{1, 1, 2, 1.0}, shape{0, 0, 3, 0.0}, shape{40, 40, 5, 0.0}}) {
+    CAPTURE(s.rows);
+    CAPTURE(s.cols);
+    CAPTURE(s.parts);
+    const csr_d a = random_matrix(s.rows, s.cols, s.density, 2, s.cols / 2, seed);
+    std::vector<double> x(static_cast<std::size_t>(s.cols));
+    for (double& v : x)
+      v = static_cast<double>(static_cast<int>(rng.below(11)) - 5);
+    // y = A·x, entry by entry (integers: exact).
+    std::vector<double> y(static_cast<std::size_t>(s.rows), 0.0);
+    for (index_t r = 0; r < s.rows; ++r)
+      for (index_t k = a.row_ptr()[static_cast<std::size_t>(r)];
+           k < a.row_ptr()[static_cast<std::size_t>(r) + 1]; ++k)
+        y[static_cast<std::size_t>(r)] +=
+            a.values()[static_cast<std::size_t>(k)] *
+            x[static_cast<std::size_t>(a.col_idx()[static_cast<std::size_t>(k)])];
+
+    const row_partition rows = spade::detail::partition_by_entries(a, s.parts);
+    std::vector<std::int64_t> column_work(static_cast<std::size_t>(s.cols) + 1);
+    for (index_t c = 0; c <= s.cols; ++c)
+      column_work[static_cast<std::size_t>(c)] = c;
+    const row_partition cols = spade::detail::balanced_rows(column_work, s.parts);
+    std::size_t entries = 0;
+    for (index_t p = 0; p < s.parts; ++p) {
+      CAPTURE(p);
+      const auto block = spade::detail::split_part(a, rows, cols, p);
+      CHECK(block.local.rows() == rows.size(p));
+      CHECK(block.local.cols() == cols.size(p));
+      CHECK(block.remote.rows() == rows.size(p));
+      CHECK(block.remote.cols() == static_cast<index_t>(block.halo.size()));
+      entries += static_cast<std::size_t>(block.local.nnz() + block.remote.nnz());
+      // The halo: sorted, distinct, none owned by p, grouped by owner as halo_first says.
+      CHECK(std::is_sorted(block.halo.begin(), block.halo.end()));
+      CHECK(std::set<index_t>(block.halo.begin(), block.halo.end()).size() == block.halo.size());
+      REQUIRE(block.halo_first.size() == static_cast<std::size_t>(s.parts) + 1);
+      CHECK(block.halo_first.front() == 0);
+      CHECK(block.halo_first.back() == static_cast<index_t>(block.halo.size()));
+      for (index_t q = 0; q < s.parts; ++q)
+        for (index_t h = block.halo_first[static_cast<std::size_t>(q)];
+             h < block.halo_first[static_cast<std::size_t>(q) + 1]; ++h) {
+          CHECK(q != p);
+          CHECK(cols.owner(block.halo[static_cast<std::size_t>(h)]) == q);
+        }
+      // y_p = local · x_p + remote · x[halo]: the local sum first, then the remote one.
+      for (index_t r = 0; r < rows.size(p); ++r) {
+        double sum = 0;
+        const auto i = static_cast<std::size_t>(r);
+        for (index_t k = block.local.row_ptr()[i]; k < block.local.row_ptr()[i + 1]; ++k)
+          sum += block.local.values()[static_cast<std::size_t>(k)] *
+                 x[static_cast<std::size_t>(cols.begin(p) +
+                                            block.local.col_idx()[static_cast<std::size_t>(k)])];
+        for (index_t k = block.remote.row_ptr()[i]; k < block.remote.row_ptr()[i + 1]; ++k)
+          sum += block.remote.values()[static_cast<std::size_t>(k)] *
+                 x[static_cast<std::size_t>(block.halo[static_cast<std::size_t>(
+                     block.remote.col_idx()[static_cast<std::size_t>(k)])])];
+        CHECK(sum == y[static_cast<std::size_t>(rows.begin(p) + r)]);
+      }
+      // Both blocks are valid csr matrices (sorted columns within rows).
+      CHECK_NOTHROW(csr_d(block.local.rows(), block.local.cols(), block.local.row_ptr(),
+                          block.local.col_idx(), block.local.values()));
+      CHECK_NOTHROW(csr_d(block.remote.rows(), block.remote.cols(), block.remote.row_ptr(),
+                          block.remote.col_idx(), block.remote.values()));
+    }
+    CHECK(entries == static_cast<std::size_t>(a.nnz()));
+  }
+}
+
+TEST_CASE("split_part rejects partitions that do not fit the matrix") {
+  const csr_d a = random_matrix(10, 8, 0.3, 0, 0, 1);
+  const row_partition rows =
+      spade::detail::balanced_rows(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 2);
+  const row_partition cols8 = spade::detail::balanced_rows(std::vector<std::int64_t>(9, 0), 2);
+  const row_partition cols8_in3 = spade::detail::balanced_rows(std::vector<std::int64_t>(9, 0), 3);
+  CHECK_NOTHROW(spade::detail::split_part(a, rows, cols8, 1));
+  CHECK_THROWS_AS(spade::detail::split_part(a, rows, cols8_in3, 0), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::detail::split_part(a, cols8, cols8, 0), spade::dimension_mismatch);
+  CHECK_THROWS_AS(spade::detail::split_part(a, rows, cols8, 2), spade::dimension_mismatch);
+  CHECK_THROWS_WITH_AS(spade::detail::split_part(a, rows, cols8_in3, 0),
+                       doctest::Contains("the part counts must be equal"),
+                       spade::dimension_mismatch);
+}
