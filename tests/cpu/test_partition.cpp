@@ -265,3 +265,73 @@ TEST_CASE("split_part rejects partitions that do not fit the matrix") {
                        doctest::Contains("the part counts must be equal"),
                        spade::dimension_mismatch);
 }
+
+TEST_CASE("halo exchange: a distributed A*X simulated part by part equals A*X") {
+  // Every part keeps only its block of X (n columns, row-major); what it sends is read through
+  // sends[q][p] from its own block, delivered in part order into the receiver's halo rows; then
+  // each part computes local * X_p + remote * X_halo. Integer values: exact.
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed + 3};
+  for (const index_t parts : {1, 2, 3, 6, 70}) {
+    for (const index_t n : {1, 3}) {
+      CAPTURE(parts);
+      CAPTURE(n);
+      const csr_d a = random_matrix(64, 64, 0.06, 3, 40, seed + static_cast<std::uint64_t>(parts));
+      std::vector<double> x(static_cast<std::size_t>(a.cols() * n));
+      for (double& v : x)
+        v = static_cast<double>(static_cast<int>(rng.below(7)) - 3);
+      const row_partition rows = spade::detail::partition_by_entries(a, parts);
+      const row_partition& cols = rows;  // a square operand: x is cut like A's rows
+      std::vector<spade::detail::part_block<double>> blocks;
+      for (index_t p = 0; p < parts; ++p)
+        blocks.push_back(spade::detail::split_part(a, rows, cols, p));
+      const auto exchange = spade::detail::exchange_of(blocks, cols);
+      REQUIRE(exchange.sends.size() == static_cast<std::size_t>(parts));
+
+      for (index_t p = 0; p < parts; ++p) {
+        const auto& block = blocks[static_cast<std::size_t>(p)];
+        // The halo rows of X as p receives them: from each q in order, q's own rows.
+        std::vector<double> halo_rows;
+        for (index_t q = 0; q < parts; ++q) {
+          const auto& list =
+              exchange.sends[static_cast<std::size_t>(q)][static_cast<std::size_t>(p)];
+          if (q == p) CHECK(list.empty());
+          for (const index_t own : list) {
+            CHECK(own >= 0);
+            CHECK(own < cols.size(q));
+            for (index_t j = 0; j < n; ++j)
+              halo_rows.push_back(x[static_cast<std::size_t>((cols.begin(q) + own) * n + j)]);
+          }
+        }
+        REQUIRE(halo_rows.size() == block.halo.size() * static_cast<std::size_t>(n));
+        for (index_t r = 0; r < rows.size(p); ++r) {
+          const auto i = static_cast<std::size_t>(r);
+          for (index_t j = 0; j < n; ++j) {
+            double want = 0, got = 0;
+            const index_t global = rows.begin(p) + r;
+            for (index_t k = a.row_ptr()[static_cast<std::size_t>(global)];
+                 k < a.row_ptr()[static_cast<std::size_t>(global) + 1]; ++k)
+              want += a.values()[static_cast<std::size_t>(k)] *
+                      x[static_cast<std::size_t>(a.col_idx()[static_cast<std::size_t>(k)] * n + j)];
+            for (index_t k = block.local.row_ptr()[i]; k < block.local.row_ptr()[i + 1]; ++k)
+              got += block.local.values()[static_cast<std::size_t>(k)] *
+                     x[static_cast<std::size_t>(
+                         (cols.begin(p) + block.local.col_idx()[static_cast<std::size_t>(k)]) * n +
+                         j)];
+            for (index_t k = block.remote.row_ptr()[i]; k < block.remote.row_ptr()[i + 1]; ++k)
+              got += block.remote.values()[static_cast<std::size_t>(k)] *
+                     halo_rows[static_cast<std::size_t>(
+                         block.remote.col_idx()[static_cast<std::size_t>(k)] * n + j)];
+            CHECK(got == want);
+          }
+        }
+      }
+    }
+  }
+  const csr_d a = random_matrix(8, 8, 0.5, 0, 0, seed);
+  const row_partition two = spade::detail::partition_by_entries(a, 2);
+  std::vector<spade::detail::part_block<double>> one_block{
+      spade::detail::split_part(a, two, two, 0)};
+  CHECK_THROWS_AS(spade::detail::exchange_of(one_block, two), spade::dimension_mismatch);
+}

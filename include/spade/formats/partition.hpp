@@ -195,4 +195,35 @@ part_block<T> split_part(const csr<T, cpu>& a, const row_partition& rows, const 
           std::move(halo), std::move(halo_first)};
 }
 
+/// The halo exchange of a distributed product: sends[q][p] lists the positions in part q's own
+/// block of x (0 = its first row) that part p reads, in the order of p's halo, so that
+/// concatenating what every q sends to p in part order gives x[halo] of p. Empty for q = p.
+struct halo_exchange {
+  std::vector<std::vector<std::vector<index_t>>> sends;  // [from part][to part]
+};
+
+/// The exchange of `blocks` (split_part of every part, in part order) over x cut by `cols`.
+/// Throws dimension_mismatch unless there is one block per part of `cols`.
+template <class T>
+halo_exchange exchange_of(const std::vector<part_block<T>>& blocks, const row_partition& cols) {
+  if (static_cast<index_t>(blocks.size()) != cols.parts())
+    throw dimension_mismatch("spade: " + std::to_string(blocks.size()) + " part blocks for " +
+                             std::to_string(cols.parts()) + " parts");
+  const auto parts = static_cast<std::size_t>(cols.parts());
+  halo_exchange result;
+  result.sends.assign(parts, std::vector<std::vector<index_t>>(parts));
+  for (std::size_t p = 0; p < parts; ++p) {
+    const part_block<T>& block = blocks[p];
+    for (std::size_t q = 0; q < parts; ++q) {
+      const auto from = static_cast<std::size_t>(block.halo_first[q]);
+      const auto to = static_cast<std::size_t>(block.halo_first[q + 1]);
+      auto& list = result.sends[q][p];
+      list.reserve(to - from);
+      for (std::size_t h = from; h < to; ++h)
+        list.push_back(block.halo[h] - cols.begin(static_cast<index_t>(q)));
+    }
+  }
+  return result;
+}
+
 }  // namespace spade::detail
