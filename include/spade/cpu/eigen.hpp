@@ -157,16 +157,19 @@ Eigen::Matrix<T, Eigen::Dynamic, 1> to_eigen(const vector<T, Space>& v) {
   return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(h.data(), h.size());
 }
 
-// The float and double instances of the conversions above for Eigen's default sparse types and
-// every Spade format, in both spaces, compiled once into the library (lib/host/instantiations.cpp).
-// The dense ones return `auto` and stay in the user's file. SPADE_HEADER_ONLY turns this off.
-#define SPADE_EIGEN_SPACE_INSTANCES(PREFIX, T, S)                                            \
-  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const csr<T, S>&);   \
-  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const coo<T, S>&);   \
-  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const gcoo<T, S>&);  \
-  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const ellr<T, S>&);  \
-  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const tiled<T, S>&); \
-  PREFIX template Eigen::Matrix<T, Eigen::Dynamic, 1> to_eigen(const vector<T, S>&);
+// The float and double instances of the sparse conversions above for Eigen's default sparse
+// types and every Spade format, in both spaces, compiled once into the library
+// (lib/host/instantiations.cpp). SPADE_HEADER_ONLY turns this off. Only conversions that return
+// an Eigen::SparseMatrix (allocated with malloc and new[]) or a Spade type are here: a dense
+// Eigen object allocated in the library and freed in a user's file compiled with other flags
+// (-mavx, -march=native, -fsanitize=address change Eigen's aligned allocator) would be freed by
+// the wrong function, so to_eigen of a dense matrix or a vector stays in the user's file.
+#define SPADE_EIGEN_SPACE_INSTANCES(PREFIX, T, S)                                           \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const csr<T, S>&);  \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const coo<T, S>&);  \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const gcoo<T, S>&); \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const ellr<T, S>&); \
+  PREFIX template Eigen::SparseMatrix<T, Eigen::RowMajor, int> to_eigen(const tiled<T, S>&);
 #define SPADE_EIGEN_INSTANCES(PREFIX, T)                                             \
   PREFIX template csr<T, cpu> from_eigen(                                            \
       const Eigen::SparseMatrixBase<Eigen::SparseMatrix<T, Eigen::RowMajor, int>>&); \
