@@ -132,6 +132,10 @@ TEST_CASE("balanced_rows: boundaries, balance, empty parts, no work") {
     CHECK_THROWS_AS(spade::detail::balanced_rows({0, 1}, 0), spade::error);
     CHECK_THROWS_AS(spade::detail::balanced_rows({}, 2), spade::error);
     CHECK_THROWS_AS(spade::detail::balanced_rows({1, 2}, 2), spade::error);
+    CHECK_THROWS_AS(spade::detail::balanced_rows({0, 5, 3}, 2), spade::error);
+    const row_partition none;
+    CHECK(none.parts() == 0);
+    CHECK(none.rows() == 0);
   }
 }
 
@@ -334,4 +338,9 @@ TEST_CASE("halo exchange: a distributed A*X simulated part by part equals A*X") 
   std::vector<spade::detail::part_block<double>> one_block{
       spade::detail::split_part(a, two, two, 0)};
   CHECK_THROWS_AS(spade::detail::exchange_of(one_block, two), spade::dimension_mismatch);
+  // Blocks split over another partition (three parts) do not fit an exchange over two.
+  const row_partition three = spade::detail::partition_by_entries(a, 3);
+  std::vector<spade::detail::part_block<double>> wrong_blocks{
+      spade::detail::split_part(a, three, three, 0), spade::detail::split_part(a, three, three, 1)};
+  CHECK_THROWS_AS(spade::detail::exchange_of(wrong_blocks, two), spade::dimension_mismatch);
 }

@@ -20,9 +20,10 @@
 // that the owners send). Pure host code on cpu matrices, so CI tests it without a GPU.
 namespace spade::detail {
 
-/// Contiguous row blocks: part p owns rows [first[p], first[p + 1]). Parts may be empty.
+/// Contiguous row blocks: part p owns rows [first[p], first[p + 1]). Parts may be empty; a
+/// default-constructed partition has no parts and no rows.
 struct row_partition {
-  std::vector<index_t> first;  // parts() + 1 entries: 0, non-decreasing, the row count last
+  std::vector<index_t> first{0};  // parts() + 1 entries: 0, non-decreasing, the row count last
 
   index_t parts() const noexcept { return static_cast<index_t>(first.size()) - 1; }
   index_t rows() const noexcept { return first.empty() ? 0 : first.back(); }
@@ -45,8 +46,11 @@ struct row_partition {
 inline row_partition balanced_rows(const std::vector<std::int64_t>& work_prefix, index_t parts) {
   if (parts < 1)
     throw error("spade: a partition needs at least one part, not " + std::to_string(parts));
-  if (work_prefix.empty() || work_prefix.front() != 0)
-    throw error("spade: a row-work prefix starts with 0 and has one entry more than rows");
+  if (work_prefix.empty() || work_prefix.front() != 0 ||
+      !std::is_sorted(work_prefix.begin(), work_prefix.end()))
+    throw error(
+        "spade: a row-work prefix starts with 0, never decreases and has one entry more than "
+        "rows");
   const auto rows = static_cast<index_t>(work_prefix.size() - 1);
   const std::int64_t total = work_prefix.back();
   row_partition result;
@@ -210,6 +214,11 @@ halo_exchange exchange_of(const std::vector<part_block<T>>& blocks, const row_pa
     throw dimension_mismatch("spade: " + std::to_string(blocks.size()) + " part blocks for " +
                              std::to_string(cols.parts()) + " parts");
   const auto parts = static_cast<std::size_t>(cols.parts());
+  for (std::size_t p = 0; p < parts; ++p)
+    if (blocks[p].halo_first.size() != parts + 1 ||
+        blocks[p].halo_first.back() != static_cast<index_t>(blocks[p].halo.size()))
+      throw dimension_mismatch("spade: part block " + std::to_string(p) +
+                               " was not split over these " + std::to_string(parts) + " parts");
   halo_exchange result;
   result.sends.assign(parts, std::vector<std::vector<index_t>>(parts));
   for (std::size_t p = 0; p < parts; ++p) {
