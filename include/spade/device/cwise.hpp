@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -56,6 +58,20 @@ constexpr bool row_major_result() {
     return std::is_same_v<typename M::layout_type, row_major>;
   else
     return true;
+}
+
+/// The concatenation of `parts`, out of line: each node type's fused_text then holds one call
+/// rather than a chain of string temporaries (a user file compiles one fused_text per node type
+/// of its expressions, so their size is compile time).
+[[gnu::noinline]] inline std::string joined(std::initializer_list<std::string_view> parts) {
+  std::size_t size = 0;
+  for (const std::string_view part : parts)
+    size += part.size();
+  std::string text;
+  text.reserve(size);
+  for (const std::string_view part : parts)
+    text += part;
+  return text;
 }
 
 /// The parts of a fused kernel's source that its expression type decides.
@@ -120,14 +136,11 @@ std::string fused_text(fused_signature& s) {
     return s.strided(cuda_type_name<typename M::value_type>(), row_major_result<M>() != RowMajor);
   } else if constexpr (expr::is_scaled_v<X>) {
     const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
-    std::string text = "(";  // appended, not "(" + temporary: GCC 12 warns on that (-Wrestrict)
-    text += s.scalar(cuda_type_name<T>());
-    text += " * " + inner + ")";
-    return text;
+    return joined({"(", s.scalar(cuda_type_name<T>()), " * ", inner, ")"});
   } else if constexpr (expr::is_sum_v<X>) {
     const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
     const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
-    return "(" + l + " + " + r + ")";
+    return joined({"(", l, " + ", r, ")"});
   } else if constexpr (expr::is_cwise_unary_v<X>) {
     const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
     return X::op_type::cuda(inner, s.scalar(cuda_type_name<T>()));
@@ -143,10 +156,8 @@ std::string fused_text(fused_signature& s) {
       s.needs_position = true;
       index = by_row == RowMajor ? "o" : "k";
     }
-    std::string text = "(";
-    text += s.gathered(cuda_type_name<typename D::value_type>(), index);
-    text += " * " + inner + ")";
-    return text;
+    return joined(
+        {"(", s.gathered(cuda_type_name<typename D::value_type>(), index), " * ", inner, ")"});
   } else if constexpr (expr::is_masked_product_v<X>) {
     static_assert(Values, "spade: a sparse-times-dense product is a values chain");
     const std::string inner = fused_text<Values, RowMajor, expr::bare_t<decltype(X::inner)>>(s);
@@ -156,10 +167,8 @@ std::string fused_text(fused_signature& s) {
     const std::string at = std::is_same_v<typename D::layout_type, row_major>
                                ? "r * ld" + k + " + col_idx[i]"
                                : "(long long)col_idx[i] * ld" + k + " + r";
-    std::string text = "(";
-    text += inner;
-    text += " * " + s.gathered(cuda_type_name<typename D::value_type>(), at) + ")";
-    return text;
+    return joined(
+        {"(", inner, " * ", s.gathered(cuda_type_name<typename D::value_type>(), at), ")"});
   } else if constexpr (expr::is_cwise_binary_v<X>) {
     const std::string l = fused_text<Values, RowMajor, expr::bare_t<decltype(X::lhs)>>(s);
     const std::string r = fused_text<Values, RowMajor, expr::bare_t<decltype(X::rhs)>>(s);
@@ -556,6 +565,21 @@ inline device::jit_origin& last_fused_origin() {
   return origin;
 }
 
+/// The launch of a generated map kernel (the part that does not depend on the tree, out of line
+/// so that each tree's launch_fused_map is a call: compile time).
+[[gnu::noinline]] inline void run_fused_map(const std::string& source, int unroll, bool strided,
+                                            void* out, std::int64_t n, std::int64_t inner,
+                                            fused_arguments& args, std::int64_t out_ld) {
+  context& ctx = args.owner ? *args.owner : default_context();
+  long long count = n, inner_count = inner, leading = out_ld;
+  void* out_pointer = out;
+  auto pointers = strided ? args.pointers({&count, &inner_count, &out_pointer, &leading})
+                          : args.pointers({&count, &inner_count, &out_pointer});
+  last_fused_origin() =
+      device::jit_launch(ctx, source, strided ? "spade_fused_map_strided" : "spade_fused_map",
+                         fused_map_blocks(n, unroll, ctx), 256, pointers.data());
+}
+
 /// Strided: out is a view whose element i = (o, k) lies at out[o · out_ld + k].
 template <bool Values, bool RowMajor, bool Strided = false, class E, class Out>
 void launch_fused_map(const E& e, Out* out, std::int64_t n, std::int64_t inner,
@@ -564,16 +588,9 @@ void launch_fused_map(const E& e, Out* out, std::int64_t n, std::int64_t inner,
   using out_type = std::remove_const_t<Out>;
   static const std::string source =
       fused_map_source<out_type>(fused_signature_of<Values, RowMajor, E>(), Strided);
-  context& ctx = args.owner ? *args.owner : default_context();
-  long long count = n, inner_count = inner, leading = out_ld;
-  void* out_pointer = out;
-  auto pointers = Strided ? args.pointers({&count, &inner_count, &out_pointer, &leading})
-                          : args.pointers({&count, &inner_count, &out_pointer});
   static const int unroll =
       map_unroll(fused_signature_of<Values, RowMajor, E>(), std::is_same_v<out_type, double>);
-  last_fused_origin() =
-      device::jit_launch(ctx, source, Strided ? "spade_fused_map_strided" : "spade_fused_map",
-                         fused_map_blocks(n, unroll, ctx), 256, pointers.data());
+  run_fused_map(source, unroll, Strided, out, n, inner, args, out_ld);
   (void)e;
 }
 
@@ -588,6 +605,10 @@ inline void launch_generated(context& ctx, const std::string& source, const char
       ctx, source, entry, static_cast<unsigned>((threads + 255) / 256), 256, pointers.data());
 }
 
+template <class T>
+T run_fused_reduce(const std::string& source, std::int64_t n, std::int64_t inner,
+                   fused_arguments& args);
+
 template <bool Values, bool RowMajor, bool Square, class T, class E>
 T launch_fused_reduce(reduction kind, std::int64_t n, std::int64_t inner, fused_arguments& args) {
   if (n == 0) return T(0);
@@ -595,6 +616,14 @@ T launch_fused_reduce(reduction kind, std::int64_t n, std::int64_t inner, fused_
       fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::sum, Square),
       fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::max, Square),
       fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::min, Square)};
+  return run_fused_reduce<T>(sources[static_cast<int>(kind)], n, inner, args);
+}
+
+/// The launch of a generated reduction kernel over n > 0 elements and its result (the part
+/// that does not depend on the tree: compiled once into the library for float and double).
+template <class T>
+T run_fused_reduce(const std::string& source, std::int64_t n, std::int64_t inner,
+                   fused_arguments& args) {
   context& ctx = args.owner ? *args.owner : default_context();
   const unsigned blocks = fused_reduce_blocks(n);
   // partials, the result, then the counter the last block resets (zeroed once here).
@@ -605,8 +634,8 @@ T launch_fused_reduce(reduction kind, std::int64_t n, std::int64_t inner, fused_
   void* done = scratch.data() + blocks + 1;
   void* result = scratch.data() + blocks;
   auto pointers = args.pointers({&count, &inner_count, &partials, &done, &result});
-  last_fused_origin() = device::jit_launch(ctx, sources[static_cast<int>(kind)],
-                                           "spade_fused_reduce", blocks, 256, pointers.data());
+  last_fused_origin() =
+      device::jit_launch(ctx, source, "spade_fused_reduce", blocks, 256, pointers.data());
   T value{};
   ctx.copy_to_host(&value, scratch.data() + blocks, sizeof(T));
   return value;
@@ -796,16 +825,18 @@ struct cwise_backend<gpu> {
   }
 };
 
-// The kernel sources' generators for float and double, compiled once into the library
-// (lib/host/instantiations.cpp): they do not depend on the expression, only on its signature.
-// SPADE_HEADER_ONLY turns this off.
+// The kernel sources' generators and the reduction launch for float and double, compiled once into
+// the library (lib/host/instantiations.cpp): they do not depend on the expression, only on its
+// signature. SPADE_HEADER_ONLY turns this off.
 #define SPADE_FUSED_SOURCE_INSTANCES(PREFIX, T)                                                \
   PREFIX template std::string fused_map_source<T>(const fused_signature&, bool);               \
   PREFIX template std::string fused_reduce_source<T>(const fused_signature&, reduction, bool); \
   PREFIX template std::string fused_axis_source<T>(const fused_signature&, bool);              \
   PREFIX template std::string fused_diagonal_source<T>(const fused_signature&);                \
   PREFIX template std::string fused_csr_source<T>(const fused_signature&, bool);               \
-  PREFIX template std::string fused_csr_map_source<T>(const fused_signature&);
+  PREFIX template std::string fused_csr_map_source<T>(const fused_signature&);                 \
+  PREFIX template T run_fused_reduce<T>(const std::string&, std::int64_t, std::int64_t,        \
+                                        fused_arguments&);
 #ifndef SPADE_HEADER_ONLY
 SPADE_FUSED_SOURCE_INSTANCES(extern, float)
 SPADE_FUSED_SOURCE_INSTANCES(extern, double)

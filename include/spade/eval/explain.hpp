@@ -2,6 +2,7 @@
 // explain(e, profile): the gpu plan of cpu operands, previewed for a device profile.
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -20,23 +21,39 @@ namespace spade {
 
 namespace detail {
 
+// The text is built by the out-of-line helpers below, so that the templates of every
+// explained storage type hold a call each (their number and size are compile time).
+
+/// "csr<float, gpu>".
+[[gnu::noinline]] inline std::string type_text_of(const char* format, const char* scalar,
+                                                  const char* space) {
+  return std::string(format) + "<" + scalar + ", " + space + ">";
+}
+
 template <class M>
 std::string type_text() {
-  std::string text = expr::format_name<M>();
-  text += std::string("<") + scalar_name<typename M::value_type>() + ", ";
-  text += M::space_type::name;
-  return text + ">";
+  return type_text_of(expr::format_name<M>(), scalar_name<typename M::value_type>(),
+                      M::space_type::name);
+}
+
+/// "csr<float, gpu> 4x5", then ", nnz N, density D" for a sparse operand (nnz >= 0).
+[[gnu::noinline]] inline std::string storage_text(const std::string& type, index_t rows,
+                                                  index_t cols, std::int64_t nnz, double density) {
+  std::ostringstream out;
+  out << type << " " << rows << "x" << cols;
+  if (nnz >= 0) out << ", nnz " << nnz << ", density " << density;
+  return out.str();
 }
 
 /// `m` described as it is, or (Preview) as its gpu copy would be.
 template <bool Preview, class M>
 std::string describe_storage(const M& m) {
-  std::ostringstream out;
-  out << type_text<std::conditional_t<Preview, on_gpu_t<M>, M>>() << " " << expr::rows_of(m) << "x"
-      << expr::cols_of(m);
+  const std::string type = type_text<std::conditional_t<Preview, on_gpu_t<M>, M>>();
   if constexpr (sparse_matrix<M>)
-    out << ", nnz " << m.nnz() << ", density " << operand_facts_of(m).density();
-  return out.str();
+    return storage_text(type, expr::rows_of(m), expr::cols_of(m),
+                        static_cast<std::int64_t>(m.nnz()), operand_facts_of(m).density());
+  else
+    return storage_text(type, expr::rows_of(m), expr::cols_of(m), -1, 0.0);
 }
 
 template <class... Steps>

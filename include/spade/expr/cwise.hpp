@@ -258,6 +258,18 @@ struct diagonal_matrix {
   index_t cols() const { return rows_of(diag); }
 };
 
+/// Throws the dimension_mismatch of a diagonal scaling whose d does not fit A (out of line and
+/// cold, as throw_shapes).
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_diagonal_mismatch(bool by_rows,
+                                                                           index_t elements,
+                                                                           index_t rows,
+                                                                           index_t cols) {
+  throw dimension_mismatch(
+      std::string(by_rows ? "as_diagonal(d) * A: d has " : "A * as_diagonal(d): d has ") +
+      std::to_string(elements) + " elements, A is " + shape_text(rows, cols) +
+      (by_rows ? " (d needs one per row)" : " (d needs one per column)"));
+}
+
 /// as_diagonal(diag) · inner (Axis rows: row i scaled by diag[i]) or inner · as_diagonal(diag)
 /// (Axis cols: column j scaled by diag[j]), element by element. Throws dimension_mismatch
 /// naming both sizes unless they fit.
@@ -277,12 +289,7 @@ struct diagonal_scaled {
   diagonal_scaled(A&& d, B&& e) : diag(std::forward<A>(d)), inner(std::forward<B>(e)) {
     const index_t fits = Axis == axis::rows ? rows_of(inner) : cols_of(inner);
     if (rows_of(diag) != fits)
-      throw dimension_mismatch(
-          std::string(Axis == axis::rows ? "as_diagonal(d) * A: d has "
-                                         : "A * as_diagonal(d): d has ") +
-          std::to_string(rows_of(diag)) + " elements, A is " +
-          shape_text(rows_of(inner), cols_of(inner)) +
-          (Axis == axis::rows ? " (d needs one per row)" : " (d needs one per column)"));
+      throw_diagonal_mismatch(Axis == axis::rows, rows_of(diag), rows_of(inner), cols_of(inner));
   }
   index_t rows() const { return rows_of(inner); }
   index_t cols() const { return cols_of(inner); }
