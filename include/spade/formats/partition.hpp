@@ -235,4 +235,49 @@ halo_exchange exchange_of(const std::vector<part_block<T>>& blocks, const row_pa
   return result;
 }
 
+/// The rows `rows` of `block`, in that order, as a csr (a sender's part of a row exchange: the
+/// rows of its block of B that another part's halo lists, for a distributed SpGEMM).
+/// Throws dimension_mismatch on a row outside the block.
+template <class T>
+csr<T, cpu> gather_rows(const csr<T, cpu>& block, const std::vector<index_t>& rows) {
+  const auto& row_ptr = block.row_ptr();
+  std::vector<index_t> ptr{0}, col;
+  std::vector<T> val;
+  for (const index_t r : rows) {
+    if (r < 0 || r >= block.rows())
+      throw dimension_mismatch("spade: row " + std::to_string(r) + " of a block of " +
+                               std::to_string(block.rows()) + " rows");
+    const auto i = static_cast<std::size_t>(r);
+    const auto from = static_cast<std::size_t>(row_ptr[i]);
+    const auto to = static_cast<std::size_t>(row_ptr[i + 1]);
+    col.insert(col.end(), block.col_idx().begin() + static_cast<std::ptrdiff_t>(from),
+               block.col_idx().begin() + static_cast<std::ptrdiff_t>(to));
+    val.insert(val.end(), block.values().begin() + static_cast<std::ptrdiff_t>(from),
+               block.values().begin() + static_cast<std::ptrdiff_t>(to));
+    ptr.push_back(static_cast<index_t>(col.size()));
+  }
+  return csr<T, cpu>(unchecked, static_cast<index_t>(rows.size()), block.cols(), std::move(ptr),
+                     std::move(col), std::move(val));
+}
+
+/// `pieces` stacked in order (a receiver's halo rows, from each sender in part order). Throws
+/// dimension_mismatch unless every piece has `cols` columns.
+template <class T>
+csr<T, cpu> stack_rows(const std::vector<csr<T, cpu>>& pieces, index_t cols) {
+  std::vector<index_t> ptr{0}, col;
+  std::vector<T> val;
+  for (const csr<T, cpu>& piece : pieces) {
+    if (piece.cols() != cols)
+      throw dimension_mismatch("spade: stacking a piece of " + std::to_string(piece.cols()) +
+                               " columns onto " + std::to_string(cols));
+    const index_t base = static_cast<index_t>(col.size());
+    for (std::size_t i = 1; i < piece.row_ptr().size(); ++i)
+      ptr.push_back(base + piece.row_ptr()[i]);
+    col.insert(col.end(), piece.col_idx().begin(), piece.col_idx().end());
+    val.insert(val.end(), piece.values().begin(), piece.values().end());
+  }
+  const auto rows = static_cast<index_t>(ptr.size() - 1);
+  return csr<T, cpu>(unchecked, rows, cols, std::move(ptr), std::move(col), std::move(val));
+}
+
 }  // namespace spade::detail
