@@ -605,20 +605,6 @@ inline void launch_generated(context& ctx, const std::string& source, const char
       ctx, source, entry, static_cast<unsigned>((threads + 255) / 256), 256, pointers.data());
 }
 
-template <class T>
-T run_fused_reduce(const std::string& source, std::int64_t n, std::int64_t inner,
-                   fused_arguments& args);
-
-template <bool Values, bool RowMajor, bool Square, class T, class E>
-T launch_fused_reduce(reduction kind, std::int64_t n, std::int64_t inner, fused_arguments& args) {
-  if (n == 0) return T(0);
-  static const std::string sources[3] = {
-      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::sum, Square),
-      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::max, Square),
-      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::min, Square)};
-  return run_fused_reduce<T>(sources[static_cast<int>(kind)], n, inner, args);
-}
-
 /// The launch of a generated reduction kernel over n > 0 elements and its result (the part
 /// that does not depend on the tree: compiled once into the library for float and double).
 template <class T>
@@ -639,6 +625,16 @@ T run_fused_reduce(const std::string& source, std::int64_t n, std::int64_t inner
   T value{};
   ctx.copy_to_host(&value, scratch.data() + blocks, sizeof(T));
   return value;
+}
+
+template <bool Values, bool RowMajor, bool Square, class T, class E>
+T launch_fused_reduce(reduction kind, std::int64_t n, std::int64_t inner, fused_arguments& args) {
+  if (n == 0) return T(0);
+  static const std::string sources[3] = {
+      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::sum, Square),
+      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::max, Square),
+      fused_reduce_source<T>(fused_signature_of<Values, RowMajor, E>(), reduction::min, Square)};
+  return run_fused_reduce<T>(sources[static_cast<int>(kind)], n, inner, args);
 }
 
 template <>

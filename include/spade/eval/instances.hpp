@@ -42,44 +42,45 @@ using ellr_ = ellr<T, S>;
 template <class T, class S>
 using tiled_ = tiled<T, S>;
 
-template <class A, class B>
-using product_plan = plan_of<expr::product<const A&, const B&>>;
-template <class A, class B>
-using product_result = expr::result_t<expr::product<const A&, const B&>>;
-template <class A, class B>
-using sum_plan = plan_of<expr::sum<const A&, const B&>>;
-template <class A, class B>
-using sum_result = expr::result_t<expr::sum<const A&, const B&>>;
+/// The plan and natural result of Node<const A&, const B&> (Node: expr::product or expr::sum).
+template <template <class, class> class Node, class A, class B>
+struct pairing {
+  using plan = plan_of<Node<const A&, const B&>>;
+  using rule = typename plan::rule;
+  using candidates = typename plan::candidates;
+  using result = expr::result_t<Node<const A&, const B&>>;
+};
 }  // namespace spade::detail::planned_types
 
+// The pairing of planned_types::A<T, S> and B<T, S> under expr::NODE (product or sum).
+#define SPADE_PLANNED_PAIRING(NODE, T, S, A, B) \
+  planned_types::pairing<expr::NODE, planned_types::A<T, S>, planned_types::B<T, S>>
+
 // One product pairing: its planned run into the natural result type, and its explain text.
-#define SPADE_PLANNED_PRODUCT(PREFIX, T, S, A, B)                                               \
-  PREFIX template void planned_product<                                                         \
-      planned_types::product_plan<planned_types::A<T, S>, planned_types::B<T, S>>::rule, void,  \
-      planned_types::product_plan<planned_types::A<T, S>, planned_types::B<T, S>>::candidates,  \
-      planned_types::product_result<planned_types::A<T, S>, planned_types::B<T, S>>,            \
-      planned_types::A<T, S>, planned_types::B<T, S>>(                                          \
-      planned_types::product_result<planned_types::A<T, S>, planned_types::B<T, S>>&, index_t,  \
-      index_t, T, const planned_types::A<T, S>&, bool, const planned_types::B<T, S>&, bool, T); \
-  PREFIX template std::string explain_choice<                                                   \
-      planned_types::product_plan<planned_types::A<T, S>, planned_types::B<T, S>>::rule,        \
-      planned_types::product_plan<planned_types::A<T, S>, planned_types::B<T, S>>::candidates,  \
-      planned_types::A<T, S>, planned_types::B<T, S>>(                                          \
-      const planned_types::A<T, S>&, const planned_types::B<T, S>&, const operation_facts&);
+#define SPADE_PLANNED_PRODUCT(PREFIX, T, S, A, B)                                                \
+  PREFIX template void planned_product<SPADE_PLANNED_PAIRING(product, T, S, A, B)::rule, void,   \
+                                       SPADE_PLANNED_PAIRING(product, T, S, A, B)::candidates,   \
+                                       SPADE_PLANNED_PAIRING(product, T, S, A, B)::result,       \
+                                       planned_types::A<T, S>, planned_types::B<T, S>>(          \
+      SPADE_PLANNED_PAIRING(product, T, S, A, B)::result&, index_t, index_t, T,                  \
+      const planned_types::A<T, S>&, bool, const planned_types::B<T, S>&, bool, T);              \
+  PREFIX template std::string                                                                    \
+  explain_choice<SPADE_PLANNED_PAIRING(product, T, S, A, B)::rule,                               \
+                 SPADE_PLANNED_PAIRING(product, T, S, A, B)::candidates, planned_types::A<T, S>, \
+                 planned_types::B<T, S>>(const planned_types::A<T, S>&,                          \
+                                         const planned_types::B<T, S>&, const operation_facts&);
 
 // One sum pairing, likewise.
-#define SPADE_PLANNED_SUM(PREFIX, T, S, A, B)                                                      \
-  PREFIX template void                                                                             \
-  planned_sum<planned_types::sum_plan<planned_types::A<T, S>, planned_types::B<T, S>>::rule, void, \
-              planned_types::sum_plan<planned_types::A<T, S>, planned_types::B<T, S>>::candidates, \
-              planned_types::sum_result<planned_types::A<T, S>, planned_types::B<T, S>>,           \
-              planned_types::A<T, S>, planned_types::B<T, S>>(                                     \
-      planned_types::sum_result<planned_types::A<T, S>, planned_types::B<T, S>>&, index_t,         \
-      index_t, T, const planned_types::A<T, S>&, bool, T, const planned_types::B<T, S>&, bool);    \
-  PREFIX template std::string explain_choice<                                                      \
-      planned_types::sum_plan<planned_types::A<T, S>, planned_types::B<T, S>>::rule,               \
-      planned_types::sum_plan<planned_types::A<T, S>, planned_types::B<T, S>>::candidates,         \
-      planned_types::A<T, S>, planned_types::B<T, S>>(                                             \
+#define SPADE_PLANNED_SUM(PREFIX, T, S, A, B)                                                    \
+  PREFIX template void planned_sum<SPADE_PLANNED_PAIRING(sum, T, S, A, B)::rule, void,           \
+                                   SPADE_PLANNED_PAIRING(sum, T, S, A, B)::candidates,           \
+                                   SPADE_PLANNED_PAIRING(sum, T, S, A, B)::result,               \
+                                   planned_types::A<T, S>, planned_types::B<T, S>>(              \
+      SPADE_PLANNED_PAIRING(sum, T, S, A, B)::result&, index_t, index_t, T,                      \
+      const planned_types::A<T, S>&, bool, T, const planned_types::B<T, S>&, bool);              \
+  PREFIX template std::string explain_choice<SPADE_PLANNED_PAIRING(sum, T, S, A, B)::rule,       \
+                                             SPADE_PLANNED_PAIRING(sum, T, S, A, B)::candidates, \
+                                             planned_types::A<T, S>, planned_types::B<T, S>>(    \
       const planned_types::A<T, S>&, const planned_types::B<T, S>&, const operation_facts&);
 
 // Every pairing the rule tables plan (plan/rules/): dense x dense, sparse x dense, dense x
