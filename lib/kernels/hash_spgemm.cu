@@ -37,7 +37,7 @@ namespace {
 // Numeric binning counts a row's products / this as its length when that is more (bin_ranges).
 constexpr int numeric_products_per_slot = 8;
 // Products per block of the long-row path (docs/spgemm.md).
-constexpr std::int64_t long_products_per_block = 16384;
+constexpr std::int64_t long_products_per_block = 4096;
 // A numeric row goes to the dense accumulator only when it holds at least this share of C's
 // columns, so walking its bitmap costs at most 2 words per entry.
 constexpr std::int64_t dense_fill_divisor = 64;
@@ -373,9 +373,10 @@ class product_run {
     const std::size_t slot_bytes =
         static_cast<std::size_t>(words) * 4 +
         (numeric ? static_cast<std::size_t>(b_.cols()) * sizeof(T) : std::size_t{0});
-    // Budget: symbolic 16 bytes per row of A (O(rows)); numeric a quarter of C's bytes. At least
+    // Budget: symbolic 16 bytes per row of A (O(rows)); numeric half of C's bytes (a quarter
+    // left circuit_1.6M_4.8's 8 long rows in two batches of serial launches in fp64). At least
     // one slot, and never more than half the free memory.
-    std::size_t budget = numeric ? c_bytes_ / 4 : static_cast<std::size_t>(a_.rows()) * 16;
+    std::size_t budget = numeric ? c_bytes_ / 2 : static_cast<std::size_t>(a_.rows()) * 16;
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
@@ -412,6 +413,10 @@ class product_run {
         numeric ? static_cast<std::size_t>(slots) * b_.cols() * sizeof(T) : 0;
     T* dense_values = numeric ? reinterpret_cast<T*>(workspace.data()) : nullptr;
     auto* bitmaps = reinterpret_cast<unsigned*>(workspace.data() + value_bytes);
+    // Numeric: the compaction's chunks per row and their column counts (slots × chunks).
+    const std::int64_t chunks = (words + compact_chunk_words - 1) / compact_chunk_words;
+    device_buffer<index_t> chunk_counts(numeric ? static_cast<std::size_t>(slots * chunks) : 1,
+                                        ctx_);
     if (numeric)  // cleared once: compact_long leaves every slot zeroed behind it
       SPADE_CUDA_TRY(cudaMemsetAsync(workspace.data(), 0, workspace_bytes, s),
                      "clearing the long-row workspace (hash_spgemm)");
@@ -435,8 +440,13 @@ class product_run {
         numeric_long<T>
             <<<static_cast<unsigned>(items), long_threads, 0, s>>>(p_, l, dense_values, bitmaps);
         SPADE_CHECK_LAUNCH("computing the values of long rows (hash_spgemm numeric)");
-        compact_long<T><<<static_cast<unsigned>(r_end - r), compact_threads, 0, s>>>(
-            l, b_.cols(), dense_values, bitmaps, c_row_ptr, c_col_idx, c_values);
+        const auto blocks = static_cast<unsigned>((r_end - r) * chunks);
+        count_long_chunks<<<blocks, compact_threads, 0, s>>>(l, bitmaps, chunks,
+                                                             chunk_counts.data());
+        SPADE_CHECK_LAUNCH("counting the columns of long rows by chunk (hash_spgemm numeric)");
+        compact_long<T><<<blocks, compact_threads, 0, s>>>(l, b_.cols(), dense_values, bitmaps,
+                                                           chunks, chunk_counts.data(), c_row_ptr,
+                                                           c_col_idx, c_values);
         SPADE_CHECK_LAUNCH("writing long rows in column order (hash_spgemm numeric)");
       }
     }
