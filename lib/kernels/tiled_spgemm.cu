@@ -20,6 +20,7 @@
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
 #include "kernels/instantiate.hpp"
+#include "kernels/tile_mma.cuh"
 #include "spade/core/tuning.hpp"
 #include "spade/device/kernels.hpp"
 
@@ -71,64 +72,10 @@ __device__ __forceinline__ std::uint64_t boolean_product(std::uint64_t a, std::u
   return c;
 }
 
-// The entry at `bit` of a tile whose values start at `values` (zero where the bitmap is clear).
-template <class T>
-__device__ __forceinline__ T tile_entry(std::uint64_t bits, int bit, const T* values) {
-  if (((bits >> bit) & 1u) == 0) return T(0);
-  return __ldg(values + __popcll(bits & ((std::uint64_t{1} << bit) - 1)));
-}
-
-// ---- tensor-core tile products -----------------------------------------------------------------
-// Fragment layouts (PTX ISA, warp-level mma), g = lane / 4, t = lane % 4:
-//   m8n8k4 f64:   A(g, t)  B(t, g)  C(g, 2t), C(g, 2t + 1)
-//   m16n8k8 tf32: A(g, t), A(g, t + 4) [rows g + 8 unused]  B(t, g), B(t + 4, g)  C as above
-//   m16n8k16 f16: A(g, 2t..2t+1), A(g, 2t+8..2t+9)  B(2t..2t+1, g), B(2t+8..2t+9, g)
-// For the first two a lane reads A(g, t), A(g, t + 4), B(t, g), B(t + 4, g) of each pair; for
-// f16 the k range 8..15 carries a second pair, so one instruction sums two tile products.
-
 struct pair_operands {
   std::uint64_t a_bits, b_bits;
   index_t a_offset, b_offset;
 };
-
-__device__ __forceinline__ void mma_f64(double (&c)[2], double a, double b) {
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
-               : "+d"(c[0]), "+d"(c[1])
-               : "d"(a), "d"(b));
-}
-
-__device__ __forceinline__ void mma_tf32(float (&c)[4], std::uint32_t a0, std::uint32_t a2,
-                                         std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void mma_f16(float (&c)[4], std::uint32_t a0, std::uint32_t a2,
-                                        std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-}
-
-// 3xTF32 keeps fp32's precision for x = 0 and 2^-102 <= |x| < 2^127: the small part
-// x - tf32(x), at least |x|·2^-24 when not zero, stays a normal number (the tensor cores would
-// flush it below 2^-126, an error of 2^-11 relative: bayer03 in float), and rounding to TF32
-// cannot overflow.
-__device__ __forceinline__ bool tf32_split_exact(float x) {
-  const float m = fabsf(x);
-  return m == 0.f || (m >= 0x1p-102f && m < 0x1p127f);
-}
-
-__device__ __forceinline__ std::uint32_t to_tf32(float x) {
-  std::uint32_t bits;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
-  return bits;
-}
 
 __device__ __forceinline__ std::uint32_t half_pair(float low, float high) {
   const __half2 h = __floats2half2_rn(low, high);  // .x (low bits) = low
@@ -1028,6 +975,22 @@ tile_census count_tiles(const csr<T, gpu>& a, const csr<T, gpu>& b) {
   census.tile_pairs = static_cast<std::int64_t>(host[4]);
   census.products = static_cast<std::int64_t>(host[5]);
   return census;
+}
+
+template <scalar T>
+std::int64_t count_own_tiles(const csr<T, gpu>& a) {
+  if (a.nnz() == 0) return 0;
+  context& ctx = detail::context_of(a.row_ptr(), a.col_idx());
+  const cudaStream_t stream = detail::stream_of(ctx);
+  device_buffer<unsigned long long> totals(3, ctx);
+  totals.fill_zero();
+  // census_kernel's B pass without the per-tile-row counts: the tiles of the matrix it is given.
+  const census_params params{
+      a.row_ptr().data(), a.col_idx().data(), a.rows(), nullptr, nullptr, nullptr, totals.data()};
+  census_kernel<<<detail::grid_blocks(std::int64_t{a.rows()} * 32, setup_threads, ctx),
+                  setup_threads, 0, stream>>>(params);
+  SPADE_CHECK_LAUNCH("counting the tiles of A (tiled_spmm's tile fill)");
+  return static_cast<std::int64_t>(totals.to_host()[0]);
 }
 
 template <scalar T>
