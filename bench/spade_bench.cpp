@@ -157,11 +157,12 @@ struct result_row {
   double spgemm_binning_pct = NAN;   // both binning steps, % of the timed-phase total
   double spgemm_extra_memory = NAN;  // the pool's peak during C = A·A less A and C, / bytes(C)
   std::string spgemm_report;         // products, bins, phases (device::hash_spgemm_report)
-  // tiled: the tile census, its criterion's pick, and tiled_spgemm's own times.
+  // tiled: the tile census, its criterion's pick, and tiled_spgemm's own times. spmm rows:
+  // tiled_fill, tiled_kernel_ms (tiled_spmm alone, kernel only) and tiled_convert_ms.
   double tiled_products_per_pair = NAN;
   double tiled_fill = NAN;        // mean entries per tile of A
   std::string tiled_criterion;    // the planner's pick from the census: tiled_spgemm / hash
-  double tiled_kernel_ms = NAN;   // tiled A, tiled B → tiled C
+  double tiled_kernel_ms = NAN;   // tiled A, tiled B → tiled C (spmm: tiled A times dense B)
   double tiled_convert_ms = NAN;  // csr → tiled of A
   double tiled_fp16_ms = NAN;     // the fp16 arithmetic, with the conversion back to csr
   std::string note;
@@ -680,6 +681,44 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
     }
   }
 
+  // tiled_spmm on its own (the planner may have picked another), checked like the gcoo kernel,
+  // then timed kernel-only; its plain-TF32 mode and the conversion's break-even go to the note.
+  if (r.check == "ok") {
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      const tiled<T, gpu> at = convert<tiled>(a);
+      timer.sync();
+      r.tiled_convert_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      r.tiled_fill = at.mean_fill();
+      poison(cb.data(), c_bytes, stream);
+      device::tiled_spmm(T(1), at, b, T(0), cb);
+      const std::vector<T> got = cb.values().to_host();
+      const check_outcome chk = small               ? compare_values(got, ref, "reference", tol)
+                                : !base_out.empty() ? compare_values(got, base_out, "cusparse", tol)
+                                                    : check_outcome{true, 0, "", ""};
+      if (!chk.ok) throw std::runtime_error("tiled_spmm wrong (" + chk.note + ")");
+      r.tiled_kernel_ms =
+          timer.kernel([&] { device::tiled_spmm(T(1), at, b, T(0), cb); }, ro.timing).median;
+      const double tf32_ms =
+          timer
+              .kernel(
+                  [&] { device::tiled_spmm(T(1), at, b, T(0), cb, device::spmm_arithmetic::tf32); },
+                  ro.timing)
+              .median;
+      append_note(r.note, "tiled_spmm " + ms_text(r.tiled_kernel_ms) + " (x" +
+                              cell(r.base.median / r.tiled_kernel_ms) + " vs baseline), tf32 " +
+                              ms_text(tf32_ms) + ", fill " + cell(r.tiled_fill));
+      if (r.tiled_kernel_ms < r.base.median)
+        append_note(r.note, "tiled conversion pays back after " +
+                                cell(r.tiled_convert_ms / (r.base.median - r.tiled_kernel_ms)) +
+                                " products");
+    } catch (const std::exception& e) {
+      r.check = "FAILED";
+      append_note(r.note, std::string("tiled_spmm: ") + e.what());
+    }
+  }
+
   // The dense alternative: cuBLAS GEMM on A densified once (outside the timed region).
   const double cells = static_cast<double>(a.rows()) * a.cols();
   if (ro.gemm && cells <= tuning().densify_max_elements) {
@@ -1038,6 +1077,21 @@ void print_gcoo_summary(const std::vector<result_row>& rows) {
         "  N = %d: %.3f over %zu (real %.3f over %zu, synthetic %.3f over %zu); worst %.3f on %s\n",
         n, geomean(all), all.size(), geomean(real), real.size(), geomean(synthetic),
         synthetic.size(), worst ? worst->gcoo_ratio : NAN, worst ? worst->matrix.c_str() : "-");
+  }
+  std::printf("\ntiled_spmm alone vs best cuSPARSE (geomean of baseline_ms / tiled_kernel_ms):\n");
+  for (index_t n : widths) {
+    std::vector<double> all;
+    const result_row* best = nullptr;
+    for (const auto& r : rows) {
+      if (r.n != n || std::isnan(r.tiled_kernel_ms)) continue;
+      all.push_back(r.base.median / r.tiled_kernel_ms);
+      if (!best || r.base.median / r.tiled_kernel_ms > best->base.median / best->tiled_kernel_ms)
+        best = &r;
+    }
+    if (!all.empty())
+      std::printf("  N = %d: %.3f over %zu; best %.3f on %s (fill %.1f)\n", n, geomean(all),
+                  all.size(), best->base.median / best->tiled_kernel_ms, best->matrix.c_str(),
+                  best->tiled_fill);
   }
   std::vector<double> vs_paper;
   for (const auto& r : rows)

@@ -154,7 +154,7 @@ using named_kernels =
                kernels::cusparse_spmv, kernels::cublas_gemv, kernels::cusparse_spgemm,
                kernels::gcoo_spmm, kernels::gcoo_spmm_paper, kernels::ellr_spmv,
                kernels::csr_rowwise, kernels::hash_spgemm, kernels::tiled_spgemm,
-               kernels::tiled_spgemm_fp16>;
+               kernels::tiled_spgemm_fp16, kernels::tiled_spmm, kernels::tiled_spmm_tf32>;
 
 template <class E>
 std::string candidate_names() {

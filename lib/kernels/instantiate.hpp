@@ -52,8 +52,20 @@
   template tiled<T, gpu> tiled_spgemm<T>(T, const tiled<T, gpu>&, const tiled<T, gpu>&,       \
                                          tile_arithmetic, tiled_spgemm_report*, bool);        \
   template tile_census count_tiles<T>(const csr<T, gpu>&, const csr<T, gpu>&);                \
+  template std::int64_t count_own_tiles<T>(const csr<T, gpu>&);                               \
   template std::vector<T> tile_product_probe<T>(const std::vector<T>&, const std::vector<T>&, \
                                                 tile_arithmetic);
+
+#define SPADE_KERNELS_TILED_SPMM(T, LB, LC)                                                 \
+  template void tiled_spmm<T, LB, LC>(T, const tiled<T, gpu>&, const dense<T, gpu, LB>&, T, \
+                                      dense<T, gpu, LC>&, spmm_arithmetic);
+
+/// Everything tiled_spmm.cu defines, for scalar T.
+#define SPADE_KERNELS_TILED_SPMM_INSTANTIATIONS(T)  \
+  SPADE_KERNELS_TILED_SPMM(T, row_major, row_major) \
+  SPADE_KERNELS_TILED_SPMM(T, row_major, col_major) \
+  SPADE_KERNELS_TILED_SPMM(T, col_major, row_major) \
+  SPADE_KERNELS_TILED_SPMM(T, col_major, col_major)
 
 #define SPADE_KERNELS_SDDMM_PAIR(T, LA, LB)                                                        \
   template sddmm_launch sddmm<T, LA, LB>(T, const csr<T, gpu>&, const dense<T, gpu, LA>&,          \

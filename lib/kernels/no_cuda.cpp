@@ -79,6 +79,15 @@ tile_census count_tiles(const csr<T, gpu>&, const csr<T, gpu>&) {
   no_cuda("count_tiles");
 }
 template <scalar T>
+std::int64_t count_own_tiles(const csr<T, gpu>&) {
+  no_cuda("count_own_tiles");
+}
+template <scalar T, layout LB, layout LC>
+void tiled_spmm(T, const tiled<T, gpu>&, const dense<T, gpu, LB>&, T, dense<T, gpu, LC>&,
+                spmm_arithmetic) {
+  no_cuda("tiled_spmm");
+}
+template <scalar T>
 std::vector<T> tile_product_probe(const std::vector<T>&, const std::vector<T>&, tile_arithmetic) {
   no_cuda("tile_product_probe");
 }

@@ -114,42 +114,55 @@ void gpu_product_cells() {
                       candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
   static_assert(plans<decltype(o.col * o.coo),
                       candidates<candidate<gemm, convert<rhs, csr>, convert<rhs, dense_row>>>>);
-  // sparse × dense: ELLPACK-R (ours, N <= 8), GCOO SpMM (ours), cuSPARSE SpMM on csr, the
-  // paper's GCOO kernel (forced only), GEMM on the densified operand last.
+  // sparse × dense: ELLPACK-R (ours, N <= 8), the tiled SpMM (ours, tensor cores), GCOO SpMM
+  // (ours), cuSPARSE SpMM on csr, the paper's GCOO kernel and plain TF32 tiles (forced only),
+  // GEMM on the densified operand last.
   using gcoo_spmm = kernels::gcoo_spmm;
   using gcoo_paper = kernels::gcoo_spmm_paper;
   using ellr_spmv = kernels::ellr_spmv;
   using rowwise = kernels::csr_rowwise;
+  using tiled_spmm_k = kernels::tiled_spmm;
+  using tiled_tf32 = kernels::tiled_spmm_tf32;
   using gcoo_t = spade::gcoo<T, gpu>;
   using ellr_t = spade::ellr<T, gpu>;
+  using tiles_t = spade::tiled<T, gpu>;
   static_assert(plans<decltype(o.csr * o.row),
                       candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
+                                 candidate<tiled_spmm_k, convert<lhs, tiles_t>>,
                                  candidate<gcoo_spmm, convert<lhs, gcoo_t>>, candidate<rowwise>,
                                  candidate<spmm>, candidate<gcoo_paper, convert<lhs, gcoo_t>>,
+                                 candidate<tiled_tf32, convert<lhs, tiles_t>>,
                                  candidate<gemm, convert<lhs, dense_row>>>>);
-  // The gcoo kernels read B row-major: a col-major B is a conversion step of their plans.
+  // The gcoo kernels read B row-major: a col-major B is a conversion step of their plans; the
+  // tiled ones read either layout.
   static_assert(
       plans<decltype(o.csr * o.col),
             candidates<candidate<ellr_spmv, convert<lhs, ellr_t>>,
+                       candidate<tiled_spmm_k, convert<lhs, tiles_t>>,
                        candidate<gcoo_spmm, convert<lhs, gcoo_t>, convert<rhs, dense_row>>,
                        candidate<rowwise>, candidate<spmm>,
                        candidate<gcoo_paper, convert<lhs, gcoo_t>, convert<rhs, dense_row>>,
+                       candidate<tiled_tf32, convert<lhs, tiles_t>>,
                        candidate<gemm, convert<lhs, dense_row>>>>);
   static_assert(
       plans<decltype(o.coo * o.row),
             candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                       candidate<tiled_spmm_k, convert<lhs, csr>, convert<lhs, tiles_t>>,
                        candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>>,
                        candidate<rowwise, convert<lhs, csr>>, candidate<spmm, convert<lhs, csr>>,
                        candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>>,
+                       candidate<tiled_tf32, convert<lhs, csr>, convert<lhs, tiles_t>>,
                        candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
   static_assert(
       plans<decltype(o.coo * o.col),
             candidates<candidate<ellr_spmv, convert<lhs, csr>, convert<lhs, ellr_t>>,
+                       candidate<tiled_spmm_k, convert<lhs, csr>, convert<lhs, tiles_t>>,
                        candidate<gcoo_spmm, convert<lhs, csr>, convert<lhs, gcoo_t>,
                                  convert<rhs, dense_row>>,
                        candidate<rowwise, convert<lhs, csr>>, candidate<spmm, convert<lhs, csr>>,
                        candidate<gcoo_paper, convert<lhs, csr>, convert<lhs, gcoo_t>,
                                  convert<rhs, dense_row>>,
+                       candidate<tiled_tf32, convert<lhs, csr>, convert<lhs, tiles_t>>,
                        candidate<gemm, convert<lhs, csr>, convert<lhs, dense_row>>>>);
   // sparse × vector: ELLPACK-R (ours) on the converted operand, the row-wise kernel (ours) on
   // small operands, else SpMV on csr.
@@ -335,7 +348,7 @@ TEST_CASE_TEMPLATE("plan_of: candidates and conversion steps of every table cell
   has_kernel_cases<T>();
   // The candidate types expose their parts.
   using gpu_coo_plan = spade::plan_of<decltype(spade::coo<T, gpu>() * spade::dense<T, gpu>())>;
-  static_assert(gpu_coo_plan::candidates::size == 6);
+  static_assert(gpu_coo_plan::candidates::size == 8);
   using first = spade::plan::candidate<kernels::cusparse_spmm,
                                        spade::plan::steps<convert<lhs, spade::csr<T, gpu>>>>;
   static_assert(std::is_same_v<typename first::kernel, kernels::cusparse_spmm>);
@@ -393,11 +406,13 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   const std::string text = spade::explain(o.coo * o.row);
   CAPTURE(text);
   CHECK(contains(text, "1. ellr_spmv: lhs -> csr<float, gpu>, lhs -> ellr<float, gpu>"));
-  CHECK(contains(text, "2. gcoo_spmm: lhs -> csr<float, gpu>, lhs -> gcoo<float, gpu>"));
-  CHECK(contains(text, "3. csr_rowwise: lhs -> csr<float, gpu>"));
-  CHECK(contains(text, "4. cusparse_spmm: lhs -> csr<float, gpu>"));
+  CHECK(contains(text, "2. tiled_spmm: lhs -> csr<float, gpu>, lhs -> tiled<float, gpu>"));
+  CHECK(contains(text, "3. gcoo_spmm: lhs -> csr<float, gpu>, lhs -> gcoo<float, gpu>"));
+  CHECK(contains(text, "4. csr_rowwise: lhs -> csr<float, gpu>"));
+  CHECK(contains(text, "5. cusparse_spmm: lhs -> csr<float, gpu>"));
   CHECK(contains(text,
-                 "6. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+                 "8. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
+  CHECK(contains(text, "declined: tiled_spmm: N = 0 < tiled_spmm_min_columns"));
   // N = 0 columns: below gcoo_min_columns; an empty operand is small: the row-wise kernel runs.
   CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_min_columns"));
   CHECK(contains(text, "chosen: csr_rowwise"));

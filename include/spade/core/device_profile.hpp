@@ -79,6 +79,9 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("tiled_min_nnz", t.tiled_min_nnz);
   visit("tiled_min_products_per_pair", t.tiled_min_products_per_pair);
   visit("tiled_min_fill", t.tiled_min_fill);
+  visit("tiled_spmm_min_columns", t.tiled_spmm_min_columns);
+  visit("tiled_spmm_min_nnz", t.tiled_spmm_min_nnz);
+  visit("tiled_spmm_min_fill", t.tiled_spmm_min_fill);
   visit("tiled_max_batch_pairs", t.tiled_max_batch_pairs);
   visit("ellr_lanes_max_resident_share", t.ellr_lanes_max_resident_share);
   visit("ellr_lanes_min_entries_per_lane", t.ellr_lanes_min_entries_per_lane);

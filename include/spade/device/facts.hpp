@@ -22,6 +22,10 @@ struct fact_backend<gpu> {
     return device::count_tiles(a, b);
   }
   template <scalar T>
+  static std::int64_t count_own_tiles(const csr<T, gpu>& a) {
+    return device::count_own_tiles(a);
+  }
+  template <scalar T>
   static std::string spgemm_profile(const csr<T, gpu>& a, const csr<T, gpu>& b) {
     return device::hash_spgemm_profile(a, b).describe();
   }

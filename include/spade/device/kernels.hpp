@@ -178,6 +178,31 @@ template <scalar T>
 std::vector<T> tile_product_probe(const std::vector<T>& a, const std::vector<T>& b,
                                   tile_arithmetic arithmetic);
 
+/// The arithmetic tiled_spmm multiplies tiles in.
+enum class spmm_arithmetic {
+  /// double on DMMA (m8n8k4); float as 3×TF32 (big·big + big·small + small·big, fp32-level
+  /// error), a tile holding a float outside the split's exact range summed with FMAs instead.
+  native,
+  /// float as one TF32 product per tile (10 significant bits of each input, fp32 sums): lossy,
+  /// only when named (kernels::tiled_spmm_tf32). Double runs as native.
+  tf32,
+};
+
+/// C = alpha·A·B + beta·C with A in 8×8 bitmap tiles and B, C dense of either layout, on
+/// tensor cores (docs/tiled.md): a warp per (tile row of A, 32 columns of C) sums the row's
+/// tile products in tile order, so results repeat bit for bit. A tile that meets an Inf or NaN
+/// of B (whose product with the tile's zeros would be NaN on the tensor cores), or a float
+/// outside 3×TF32's exact range, is summed with FMAs over its stored entries alone, as Eigen
+/// sums. beta = 0 ignores C's contents (NaN included). Throws dimension_mismatch.
+template <scalar T, layout LB, layout LC>
+void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T beta,
+                dense<T, gpu, LC>& c, spmm_arithmetic arithmetic = spmm_arithmetic::native);
+
+/// Stored 8×8 tiles of a csr (the tiled form's tile count) without converting it: one warp per
+/// row, one synchronisation. The planner's tile-fill fact for sparse × dense (nnz / tiles).
+template <scalar T>
+std::int64_t count_own_tiles(const csr<T, gpu>& a);
+
 /// Whether the cuSPARSE wrappers (spmv, spmm, transpose) hand an operand to Spade's row-wise
 /// kernels instead, and whether spmm's automatic algorithm is ALG2 (plan/facts.hpp; the sizes
 /// are spade::tuning()'s, which says why).

@@ -127,6 +127,20 @@ struct runner<kernels::tiled_spgemm> : tiled_runner<device::tile_arithmetic::nat
 template <>
 struct runner<kernels::tiled_spgemm_fp16> : tiled_runner<device::tile_arithmetic::fp16> {};
 
+/// tiled_spmm: any layout of B and C. The planner declines a transposed A; a forced run gets
+/// cached transposed tiles from run_steps.
+template <device::spmm_arithmetic Arithmetic>
+struct tiled_spmm_runner {
+  template <class A, class B, class Dest, class T>
+  static void product(T alpha, const A& a, bool, const B& b, bool, T beta, Dest& dest) {
+    device::tiled_spmm(alpha, a, b, beta, dest, Arithmetic);
+  }
+};
+template <>
+struct runner<kernels::tiled_spmm> : tiled_spmm_runner<device::spmm_arithmetic::native> {};
+template <>
+struct runner<kernels::tiled_spmm_tf32> : tiled_spmm_runner<device::spmm_arithmetic::tf32> {};
+
 template <>
 struct runner<kernels::cusparse_spgemm> {
   template <class A, class B, class T>

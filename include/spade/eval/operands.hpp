@@ -333,6 +333,25 @@ const plan::tile_census& tile_census_of(const A& a, const B& b) {
       });
 }
 
+struct tile_fill_key {};
+
+/// Entries per stored 8×8 tile of a sparse operand: a tiled one's own mean fill, any other
+/// format's counted on its csr form (device::count_own_tiles) once and cached on the operand.
+template <class A>
+double tile_fill_of(const A& a) {
+  using T = typename A::value_type;
+  if constexpr (is_tiled_v<A>) {
+    return a.mean_fill();
+  } else {
+    return a.cache().template get_or_make<tile_fill_key, double>([&] {
+      if (a.nnz() == 0) return 0.0;
+      const std::int64_t tiles =
+          fact_backend<typename A::space_type>::count_own_tiles(cached_convert<csr<T, gpu>>(a));
+      return tiles > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(tiles) : 0.0;
+    });
+  }
+}
+
 template <class M>
 constexpr plan::format format_of() {
   if constexpr (is_vector_v<M>) return plan::format::vector;
@@ -403,8 +422,10 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
   if constexpr (sparse_matrix<A>) {
     f.resident_threads = resident_threads_of(a);
     f.lhs_uses_as_is = [&a] { return product_uses_of(a).count; };
-    if constexpr (std::is_same_v<typename A::space_type, gpu>)
+    if constexpr (std::is_same_v<typename A::space_type, gpu>) {
       f.lhs_group_size = [&a] { return planned_group_size(a); };
+      if constexpr (!sparse_matrix<B>) f.lhs_tile_fill = [&a] { return tile_fill_of(a); };
+    }
     if constexpr (is_csr_v<A> || is_ellr_v<A>)
       f.lhs_ellr_layout = [&a] { return planned_ellr_layout(a); };
     if constexpr (is_csr_v<A>) {

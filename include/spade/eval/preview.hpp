@@ -96,6 +96,25 @@ class tuning_override {
   thresholds saved_;
 };
 
+/// Calls tile(tile_row, tile_col) once per stored 8×8 tile of a csr, tile row by tile row.
+template <class Tile>
+void for_each_host_tile(index_t rows, index_t cols, const std::vector<index_t>& row_ptr,
+                        const std::vector<index_t>& col_idx, Tile&& tile) {
+  std::vector<index_t> stamp(static_cast<std::size_t>((std::int64_t{cols} + 7) / 8), -1);
+  for (index_t first = 0; first < rows; first += 8) {
+    const index_t tile_row = first / 8;
+    const index_t last = std::min<index_t>(rows, first + 8);
+    for (index_t r = first; r < last; ++r)
+      for (index_t e = row_ptr[static_cast<std::size_t>(r)];
+           e < row_ptr[static_cast<std::size_t>(r) + 1]; ++e) {
+        const index_t tile_col = col_idx[static_cast<std::size_t>(e)] / 8;
+        if (stamp[static_cast<std::size_t>(tile_col)] == tile_row) continue;
+        stamp[static_cast<std::size_t>(tile_col)] = tile_row;
+        tile(tile_row, tile_col);
+      }
+  }
+}
+
 /// The tile census of A·B counted on the host from csr arrays, as device::count_tiles counts it
 /// on the device: stored 8×8 tiles of each operand, element products and tile pairs.
 inline plan::tile_census host_tile_census(index_t a_rows, index_t a_cols,
@@ -107,29 +126,12 @@ inline plan::tile_census host_tile_census(index_t a_rows, index_t a_cols,
   census.a_nnz = static_cast<std::int64_t>(a_col_idx.size());
   census.b_nnz = static_cast<std::int64_t>(b_col_idx.size());
   if (census.a_nnz == 0 || census.b_nnz == 0) return census;
-  // Calls tile(tile_row, tile_col) once per stored tile of a csr, tile row by tile row.
-  auto for_each_tile = [](index_t rows, index_t cols, const std::vector<index_t>& row_ptr,
-                          const std::vector<index_t>& col_idx, auto&& tile) {
-    std::vector<index_t> stamp(static_cast<std::size_t>((std::int64_t{cols} + 7) / 8), -1);
-    for (index_t first = 0; first < rows; first += 8) {
-      const index_t tile_row = first / 8;
-      const index_t last = std::min<index_t>(rows, first + 8);
-      for (index_t r = first; r < last; ++r)
-        for (index_t e = row_ptr[static_cast<std::size_t>(r)];
-             e < row_ptr[static_cast<std::size_t>(r) + 1]; ++e) {
-          const index_t tile_col = col_idx[static_cast<std::size_t>(e)] / 8;
-          if (stamp[static_cast<std::size_t>(tile_col)] == tile_row) continue;
-          stamp[static_cast<std::size_t>(tile_col)] = tile_row;
-          tile(tile_row, tile_col);
-        }
-    }
-  };
   std::vector<std::int64_t> b_row_tiles(static_cast<std::size_t>((std::int64_t{b_rows} + 7) / 8));
-  for_each_tile(b_rows, b_cols, b_row_ptr, b_col_idx, [&](index_t tile_row, index_t) {
+  for_each_host_tile(b_rows, b_cols, b_row_ptr, b_col_idx, [&](index_t tile_row, index_t) {
     ++census.b_tiles;
     ++b_row_tiles[static_cast<std::size_t>(tile_row)];
   });
-  for_each_tile(a_rows, a_cols, a_row_ptr, a_col_idx, [&](index_t, index_t tile_col) {
+  for_each_host_tile(a_rows, a_cols, a_row_ptr, a_col_idx, [&](index_t, index_t tile_col) {
     ++census.a_tiles;
     census.tile_pairs += b_row_tiles[static_cast<std::size_t>(tile_col)];
   });
@@ -175,6 +177,7 @@ const auto& host_csr_of(const A& a) {
 }
 
 struct preview_census_key {};
+struct preview_tile_fill_key {};
 
 /// The facts a gpu copy of cpu operands `a` and `b` would give a node's steps on the device
 /// `profile` describes: the operands' own shapes and entries, that device's resident threads,
@@ -198,6 +201,16 @@ plan::product_facts preview_facts_of(const A& a, const B& b, const operation_fac
     if constexpr (is_csr_v<A> || is_ellr_v<A>)
       f.lhs_ellr_layout = [&a, resident] { return planned_ellr_layout_for(a, resident); };
     if constexpr (is_csr_v<A>) f.lhs_ellr_cached = [] { return false; };
+    if constexpr (!sparse_matrix<B>)
+      f.lhs_tile_fill = [&a] {
+        return a.cache().template get_or_make<preview_tile_fill_key, double>([&] {
+          const auto& ha = host_csr_of(a);
+          std::int64_t tiles = 0;
+          for_each_host_tile(ha.rows(), ha.cols(), ha.row_ptr(), ha.col_idx(),
+                             [&](index_t, index_t) { ++tiles; });
+          return tiles > 0 ? static_cast<double>(ha.nnz()) / static_cast<double>(tiles) : 0.0;
+        });
+      };
     if constexpr (sparse_matrix<B>) {
       f.census = [&a, &b]() -> const plan::tile_census& {
         return a.cache().template get_or_make_for<preview_census_key, plan::tile_census>(

@@ -131,6 +131,9 @@ struct product_facts {
   std::function<long()> lhs_uses_as_is;
   /// Whether the lhs csr already holds its ellr conversion.
   std::function<bool()> lhs_ellr_cached;
+  /// Entries per stored 8×8 tile of the lhs (sparse × dense on the gpu): counted once on its csr
+  /// form and cached on the operand, or the tiled operand's own mean fill.
+  std::function<double()> lhs_tile_fill;
   /// The tile census of A·B (sparse × sparse on the gpu).
   std::function<const tile_census&()> census;
   /// hash_spgemm's setup and symbolic phases run on the operands, as report text (csr × csr on

@@ -122,6 +122,16 @@ struct tiled_spgemm_fp16
   static constexpr const char* name = "tiled_spgemm_fp16";
   using space = gpu;
 };
+// Ours: sparse × dense over 8×8 bitmap tiles on tensor cores (fp64 DMMA, fp32 as 3×TF32), B
+// and C of either layout, and its plain-TF32 mode, lossy, chosen only when forced.
+struct tiled_spmm : transposed_copied {
+  static constexpr const char* name = "tiled_spmm";
+  using space = gpu;
+};
+struct tiled_spmm_tf32 : transposed_copied {
+  static constexpr const char* name = "tiled_spmm_tf32";
+  using space = gpu;
+};
 // Ours: z = a·x + b·y in one pass.
 struct spade_axpby : op_flags {
   static constexpr const char* name = "spade_axpby";

@@ -42,7 +42,8 @@ struct dense_times_dense {
 };
 
 /// sparse · dense → dense. On the GPU: ELLPACK-R (ours) for B of at most 8 columns on regular
-/// rows, GCOO SpMM (ours) where it is measured faster, the row-wise kernel (ours) on small
+/// rows, the tiled SpMM on tensor cores (ours) where A's 8×8 tiles are full enough, GCOO SpMM
+/// (ours) where it is measured faster, the row-wise kernel (ours) on small
 /// operands, cuSPARSE
 /// SpMM on csr otherwise, and above the density threshold the sparse operand densified for
 /// cuBLAS GEMM (the crossover of ../shared/BENCHMARKS.md). The paper's own GCOO kernel is a
@@ -55,7 +56,7 @@ struct sparse_times_dense {
   /// tuning()'s density thresholds a dense GEMM (the last candidate) beats every sparse kernel,
   /// so each declines with the same reason — except a kernel on an operand already in its own
   /// format (gcoo for the gcoo kernels: densifying a sparse_view's gcoo would convert its dense
-  /// matrix to gcoo and back; ellr for ellr_spmv).
+  /// matrix to gcoo and back; ellr for ellr_spmv; tiled for tiled_spmm).
   template <class Kernel>
   static decision gate(const product_facts& f) {
     if (!f.lhs.on_gpu || std::is_same_v<Kernel, kernels::cublas_gemm>) return decision::accept();
@@ -64,6 +65,9 @@ struct sparse_times_dense {
       if (f.lhs.kind == format::gcoo) return decision::accept();
     if constexpr (std::is_same_v<Kernel, kernels::ellr_spmv>)
       if (f.lhs.kind == format::ellr) return decision::accept();
+    if constexpr (std::is_same_v<Kernel, kernels::tiled_spmm> ||
+                  std::is_same_v<Kernel, kernels::tiled_spmm_tf32>)
+      if (f.lhs.kind == format::tiled) return decision::accept();
     std::string why = densify_reason(f);
     return why.empty() ? decision::accept() : decision::decline(std::move(why));
   }
@@ -75,10 +79,12 @@ struct sparse_times_dense {
   using candidates = std::conditional_t<
       on_gpu<A>,
       plan::candidates<candidate<kernels::ellr_spmv, conversion_path_t<lhs, A, ellr_of<A>>>,
+                       candidate<kernels::tiled_spmm, conversion_path_t<lhs, A, tiled_of<A>>>,
                        candidate<kernels::gcoo_spmm, gcoo_steps_for<A, B>>,
                        candidate<kernels::csr_rowwise, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::cusparse_spmm, conversion_path_t<lhs, A, csr_of<A>>>,
                        candidate<kernels::gcoo_spmm_paper, gcoo_steps_for<A, B>>,
+                       candidate<kernels::tiled_spmm_tf32, conversion_path_t<lhs, A, tiled_of<A>>>,
                        candidate<kernels::cublas_gemm, conversion_path_t<lhs, A, dense_of<A>>>>,
       plan::candidates<candidate<kernels::eigen_product, conversion_path_t<lhs, A, csr_of<A>>>>>;
 };

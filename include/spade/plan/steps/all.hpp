@@ -7,3 +7,4 @@
 #include "spade/plan/steps/hash_spgemm.hpp"
 #include "spade/plan/steps/step.hpp"
 #include "spade/plan/steps/tiled_spgemm.hpp"
+#include "spade/plan/steps/tiled_spmm.hpp"

@@ -1,0 +1,65 @@
+// The tiled_spmm steps: sparse × dense over 8×8 bitmap tiles on tensor cores, and its plain-TF32
+// mode.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+#include "spade/plan/steps/step.hpp"
+
+namespace spade::plan {
+
+template <>
+struct step<kernels::tiled_spmm> {
+  /// In the sparse × dense rule on the gpu (after the densify gate): a tiled operand (the
+  /// user's format) always runs; otherwise B wide enough, A large enough and its tiles filled
+  /// enough (the tile-fill fact, counted once and cached on A; spade::tuning(), docs/tiled.md).
+  template <class Rule>
+  static decision decide(const product_facts& f) {
+    if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
+    if (f.lhs_transposed)
+      return decision::decline(
+          "the sparse operand is transposed (tiles have no transposed product)");
+    if (f.lhs.kind == format::tiled) return decision::accept();
+    const auto& t = tuning();
+    std::ostringstream why;
+    if (f.vectors < t.tiled_spmm_min_columns) {
+      why << "N = " << f.vectors << " < tiled_spmm_min_columns " << t.tiled_spmm_min_columns;
+    } else if (static_cast<double>(f.lhs.nnz) < t.tiled_spmm_min_nnz) {
+      why << "nnz(A) " << f.lhs.nnz << " < tiled_spmm_min_nnz " << t.tiled_spmm_min_nnz;
+    } else if (!f.lhs_tile_fill) {
+      why << "no tile fill for this operand";
+    } else if (const double fill = f.lhs_tile_fill(); fill < t.tiled_spmm_min_fill) {
+      why << "tiles too sparse: mean tile fill " << fill << " < tiled_spmm_min_fill "
+          << t.tiled_spmm_min_fill;
+    }
+    const std::string text = why.str();
+    return text.empty() ? decision::accept() : decision::decline(text);
+  }
+
+  template <class Rule>
+  static std::string why_chosen(const product_facts& f) {
+    if (!gpu_sparse_times_dense<Rule>(f)) return step<void>::why_chosen<Rule>(f);
+    if (f.lhs.kind == format::tiled) return "the sparse operand is tiled";
+    std::ostringstream why;
+    why << "mean tile fill " << (f.lhs_tile_fill ? f.lhs_tile_fill() : 0.0)
+        << " >= tiled_spmm_min_fill " << tuning().tiled_spmm_min_fill << "; N = " << f.vectors
+        << "; fp64 on DMMA, fp32 as 3xTF32 (the tiled form is cached on the operand)";
+    return why.str();
+  }
+};
+
+template <>
+struct step<kernels::tiled_spmm_tf32> {
+  template <class Rule>
+  static decision decide(const product_facts&) {
+    return decision::decline(
+        "plain TF32 keeps 10 bits of each input; eval<kernels::tiled_spmm_tf32> forces it");
+  }
+  template <class Rule>
+  static std::string why_chosen(const product_facts& f) {
+    return step<void>::why_chosen<Rule>(f);
+  }
+};
+
+}  // namespace spade::plan

@@ -1,0 +1,289 @@
+// GPU suite for tiled_spmm and tiled_spmm_tf32: every result against Eigen in double precision,
+// outputs NaN-poisoned first, edge shapes, every layout of B and C, alpha and beta, Inf and NaN
+// in B, floats outside 3xTF32's exact range, every real matrix, and the planner's use of it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <spade/device/kernels.hpp>
+#include <spade/spade.hpp>
+
+#include "gpu/gpu_support.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using spade::col_major;
+using spade::cpu;
+using spade::gpu;
+using spade::index_t;
+using spade::row_major;
+using spade::device::spmm_arithmetic;
+using spade::testing::fresh_seed;
+using spade::testing::pool_guard;
+using spade::testing::random_csr;
+using spade::testing::splitmix64;
+
+template <class T, class L>
+spade::dense<T, cpu, L> random_dense(index_t rows, index_t cols, splitmix64& rng) {
+  spade::dense<T, cpu, L> d(rows, cols);
+  for (T& x : d.values())
+    x = spade::testing::nonzero_value<T>(rng);
+  return d;
+}
+
+struct product_case {
+  double alpha = 1;
+  double beta = 0;
+  spmm_arithmetic arithmetic = spmm_arithmetic::native;
+};
+
+/// C = alpha·A·B + beta·C through tiled_spmm, each element checked against the double-precision
+/// sum: |got − want| ≤ (row length + k)·u·(|alpha|·(|A|·|B|) + |beta·C|) + tiny, u = eps(T)
+/// (2^-11 for plain TF32), k = 8 for 3xTF32 and 2 otherwise, and NaN or Inf exactly where the
+/// exact result has them. C is NaN-poisoned when
+/// beta = 0. Returns the number of elements outside the bound.
+template <class T, class LB, class LC>
+std::size_t check_product(const spade::csr<T, cpu>& a, const spade::dense<T, cpu, LB>& b,
+                          const product_case& pc, splitmix64& rng) {
+  CAPTURE(a.rows());
+  CAPTURE(a.cols());
+  CAPTURE(a.nnz());
+  CAPTURE(b.cols());
+  CAPTURE(pc.alpha);
+  CAPTURE(pc.beta);
+  const bool b_row_major = std::is_same_v<LB, row_major>;
+  const bool c_row_major = std::is_same_v<LC, row_major>;
+  CAPTURE(b_row_major);
+  CAPTURE(c_row_major);
+  const index_t n = b.cols();
+  spade::dense<T, cpu, LC> start = random_dense<T, LC>(a.rows(), n, rng);
+  const spade::dense<T, cpu, LC> c0 = start;
+  if (pc.beta == 0)
+    std::fill(start.values().begin(), start.values().end(), std::numeric_limits<T>::quiet_NaN());
+  const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
+  const spade::dense<T, gpu, LB> bg = spade::to_gpu(b);
+  spade::dense<T, gpu, LC> cg = spade::to_gpu(start);
+  spade::device::tiled_spmm(T(pc.alpha), at, bg, T(pc.beta), cg, pc.arithmetic);
+  const spade::dense<T, cpu, LC> got = spade::to_cpu(cg);
+
+  const bool plain_tf32 = pc.arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>;
+  const double u = plain_tf32 ? 0x1p-11 : std::numeric_limits<T>::epsilon();
+  // 3xTF32 drops small·small (≤ 2^-22·|ab|) and rounds each small part to TF32 (≤ 2^-22·|ab|
+  // per cross term): up to 6u per product beyond the sum's own rounding, so 6 more units.
+  const double extra_terms = std::is_same_v<T, float> && !plain_tf32 ? 8 : 2;
+  std::size_t bad = 0;
+  double worst = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    const auto first = a.row_ptr()[static_cast<std::size_t>(i)];
+    const auto last = a.row_ptr()[static_cast<std::size_t>(i) + 1];
+    for (index_t j = 0; j < n; ++j) {
+      double exact = 0, magnitude = 0;
+      for (auto e = first; e < last; ++e) {
+        const double term = double(a.values()[static_cast<std::size_t>(e)]) *
+                            double(b(a.col_idx()[static_cast<std::size_t>(e)], j));
+        exact += term;
+        magnitude += std::abs(term);
+      }
+      const double c_old = pc.beta == 0 ? 0.0 : double(c0(i, j));
+      const double want = pc.alpha * exact + pc.beta * c_old;
+      const double bound = (double(last - first) + extra_terms) * u *
+                               (std::abs(pc.alpha) * magnitude + std::abs(pc.beta * c_old)) +
+                           std::numeric_limits<T>::min();
+      const double value = double(got(i, j));
+      const bool ok = std::isnan(want)   ? std::isnan(value)
+                      : std::isinf(want) ? value == want
+                                         : std::abs(value - want) <= bound;
+      if (!ok) {
+        ++bad;
+        worst = std::max(worst, std::isfinite(value) ? std::abs(value - want) / bound : INFINITY);
+      }
+    }
+  }
+  CAPTURE(worst);
+  CHECK(bad == 0);
+  return bad;
+}
+
+template <class T>
+void every_layout(const spade::csr<T, cpu>& a, index_t n, const product_case& pc, splitmix64& rng) {
+  const auto b_row = random_dense<T, row_major>(a.cols(), n, rng);
+  spade::dense<T, cpu, col_major> b_col(a.cols(), n);
+  for (index_t i = 0; i < a.cols(); ++i)
+    for (index_t j = 0; j < n; ++j)
+      b_col(i, j) = b_row(i, j);
+  check_product<T, row_major, row_major>(a, b_row, pc, rng);
+  check_product<T, row_major, col_major>(a, b_row, pc, rng);
+  check_product<T, col_major, row_major>(a, b_col, pc, rng);
+  check_product<T, col_major, col_major>(a, b_col, pc, rng);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("tiled_spmm: edge shapes, widths, layouts, alpha and beta", T, float, double) {
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  struct shape {
+    index_t m, k;
+    double density, row_fraction;
+  };
+  for (const shape s : {shape{0, 0, 0.1, 1}, shape{0, 5, 0.1, 1}, shape{5, 0, 0.1, 1},
+                        shape{1, 1, 1.0, 1}, shape{31, 33, 0.2, 0.6}, shape{33, 31, 0.3, 0.5},
+                        shape{64, 64, 0.05, 0.3}, shape{257, 129, 0.4, 0.9}})
+    for (index_t n : {1, 7, 32, 33, 128}) {
+      const auto a = random_csr<T>(s.m, s.k, s.density, rng, s.row_fraction);
+      every_layout(a, n, {1.0, 0.0}, rng);
+      every_layout(a, n, {-0.75, 0.5}, rng);
+    }
+}
+
+TEST_CASE_TEMPLATE("tiled_spmm: 1000003 rows, N = 512, a matrix with no entries", T, float,
+                   double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  if (std::getenv("SPADE_SKIP_TALL") == nullptr) {
+    const auto tall = random_csr<T>(1000003, 9, 0.4, rng, 0.7);
+    const auto b = random_dense<T, row_major>(tall.cols(), 33, rng);
+    check_product<T, row_major, row_major>(tall, b, {1.5, 0.0}, rng);
+  }
+  const auto wide = random_csr<T>(200, 300, 0.1, rng);
+  const auto b512 = random_dense<T, row_major>(300, 512, rng);
+  check_product<T, row_major, row_major>(wide, b512, {1.0, 0.0}, rng);
+  const spade::csr<T, cpu> no_entries(40, 17);
+  for (index_t n : {1, 32})
+    for (double beta : {0.0, 2.0})
+      every_layout(no_entries, n, {1.0, beta}, rng);
+}
+
+TEST_CASE_TEMPLATE("tiled_spmm: Inf and NaN in B reach only the rows that store their column", T,
+                   float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  // Rows 0..7 share tile columns 0..7, but only row 3 stores column 5: the tensor-core form would
+  // give every row of the tile 0·Inf = NaN.
+  const auto a = random_csr<T>(16, 16, 0.5, rng);
+  auto b = random_dense<T, row_major>(16, 40, rng);
+  for (index_t j = 0; j < 40; j += 3)
+    b(static_cast<index_t>(j % 16), j) =
+        (j % 2) ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+  check_product<T, row_major, row_major>(a, b, {1.0, 0.0}, rng);
+  check_product<T, row_major, col_major>(a, b, {2.0, 0.5}, rng);
+}
+
+TEST_CASE("tiled_spmm: floats outside 3xTF32's exact range keep fp32 accuracy") {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  auto a = random_csr<float>(40, 40, 0.3, rng);
+  for (std::size_t k = 0; k < a.values().size(); k += 5)
+    a.values()[k] *= 0x1p-110f;  // small parts below 2^-126 would flush on the tensor cores
+  auto b = random_dense<float, row_major>(40, 32, rng);
+  for (std::size_t k = 0; k < b.values().size(); k += 7)
+    b.values()[k] *= 0x1p-105f;
+  check_product<float, row_major, row_major>(a, b, {1.0, 0.0}, rng);
+}
+
+TEST_CASE("tiled_spmm_tf32: plain TF32 within TF32's bound, and measurably less exact") {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a = random_csr<float>(300, 300, 0.2, rng);
+  const auto b = random_dense<float, row_major>(300, 64, rng);
+  check_product<float, row_major, row_major>(a, b, {1.0, 0.0, spmm_arithmetic::tf32}, rng);
+  // The same product held to fp32's bound fails somewhere: the mode really is TF32.
+  const spade::tiled<float, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
+  const spade::dense<float, gpu> bg = spade::to_gpu(b);
+  spade::dense<float, gpu> native(300, 64), tf32(300, 64);
+  spade::device::tiled_spmm(1.0f, at, bg, 0.0f, native, spmm_arithmetic::native);
+  spade::device::tiled_spmm(1.0f, at, bg, 0.0f, tf32, spmm_arithmetic::tf32);
+  const auto n_host = spade::to_cpu(native), t_host = spade::to_cpu(tf32);
+  double gap = 0;
+  for (std::size_t k = 0; k < n_host.values().size(); ++k)
+    gap = std::max(gap, double(std::abs(n_host.values()[k] - t_host.values()[k])));
+  CHECK(gap > 1e-5);
+}
+
+TEST_CASE_TEMPLATE("tiled_spmm: every real matrix, N = 32 and 128, results repeat bit for bit", T,
+                   float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  int count = 0;
+  for (const auto& path : spade::testing::real_matrices()) {
+    CAPTURE(path.string());
+    const auto a = spade::read_matrix_market<T>(path);
+    const auto b = random_dense<T, row_major>(a.cols(), 32, rng);
+    check_product<T, row_major, row_major>(a, b, {1.0, 0.0}, rng);
+    if (count++ < 4) {
+      const auto b128 = random_dense<T, row_major>(a.cols(), 128, rng);
+      check_product<T, row_major, row_major>(a, b128, {1.0, 1.0}, rng);
+      const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
+      const spade::dense<T, gpu> bg = spade::to_gpu(b128);
+      spade::dense<T, gpu> c1(a.rows(), 128), c2(a.rows(), 128);
+      spade::device::tiled_spmm(T(1), at, bg, T(0), c1);
+      spade::device::tiled_spmm(T(1), at, bg, T(0), c2);
+      CHECK(spade::to_cpu(c1).values() == spade::to_cpu(c2).values());
+    }
+  }
+  CHECK(count > 0);
+}
+
+TEST_CASE_TEMPLATE("tiled_spmm: mismatched shapes throw dimension_mismatch naming them", T, float,
+                   double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a = random_csr<T>(20, 30, 0.2, rng);
+  const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
+  const spade::dense<T, gpu> b_bad(31, 4), b(30, 4);
+  spade::dense<T, gpu> c(20, 4), c_bad(21, 4);
+  CHECK_THROWS_AS(spade::device::tiled_spmm(T(1), at, b_bad, T(0), c), spade::dimension_mismatch);
+  CHECK_THROWS_WITH_AS(spade::device::tiled_spmm(T(1), at, b, T(0), c_bad),
+                       doctest::Contains("tiled_spmm"), spade::dimension_mismatch);
+}
+
+TEST_CASE_TEMPLATE("planner: sparse x dense picks tiled_spmm on full tiles, caches the tiles", T,
+                   float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  // Block diagonal of dense 8x8 blocks: 64 entries per tile, 2^17 entries.
+  const index_t blocks = 2048;
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t r = 0; r < blocks * 8; ++r) {
+    for (index_t c = (r / 8) * 8; c < (r / 8) * 8 + 8; ++c) {
+      col_idx.push_back(c);
+      values.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  const spade::csr<T, cpu> a_host(blocks * 8, blocks * 8, row_ptr, col_idx, values);
+  const auto b_host = random_dense<T, row_major>(blocks * 8, 64, rng);
+  const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  const spade::dense<T, gpu> b = spade::to_gpu(b_host);
+  const std::string plan = spade::explain(a * b);
+  CAPTURE(plan);
+  CHECK(plan.find("chosen: tiled_spmm") != std::string::npos);
+  CHECK(plan.find("mean tile fill 64") != std::string::npos);
+  const std::size_t before = spade::conversion_counter().load();
+  spade::dense<T, gpu> c = a * b;
+  spade::dense<T, gpu> c2 = a * b;
+  CHECK(spade::conversion_counter().load() - before == 1);  // the tiles, once
+  CHECK(spade::to_cpu(c).values() == spade::to_cpu(c2).values());
+  check_product<T, row_major, row_major>(a_host, b_host, {1.0, 0.0}, rng);
+  // A narrow B declines, naming the threshold; a sparse matrix's tiles are too empty.
+  const auto narrow = spade::to_gpu(random_dense<T, row_major>(blocks * 8, 8, rng));
+  CHECK(spade::explain(a * narrow).find("tiled_spmm: N = 8 < tiled_spmm_min_columns") !=
+        std::string::npos);
+  const spade::csr<T, gpu> scattered = spade::to_gpu(random_csr<T>(20000, 20000, 0.0005, rng));
+  const auto b2 = spade::to_gpu(random_dense<T, row_major>(20000, 64, rng));
+  CHECK(spade::explain(scattered * b2).find("tiled_spmm: tiles too sparse") != std::string::npos);
+  // Forced, the plain TF32 mode runs (float) and the fp64 one stays exact.
+  const spade::dense<T, gpu> forced = spade::eval<spade::kernels::tiled_spmm_tf32>(a * b);
+  CHECK(forced.rows() == a.rows());
+}
