@@ -54,6 +54,10 @@ const char* const usage_text =
     "  reduce     the reductions of cwise only\n"
     "  sddmm      cwise_product(S, X * transpose(Y)) at the --n depths k (default 32,128),\n"
     "             planned and kernel alone, vs cusparseSDDMM\n"
+    "  multi      SpMV, SpMM (--n columns, default 8) and SpGEMM over multi_gpu operands on\n"
+    "             clusters of 1 .. every GPU: stencil27 --grid^3 (default 200), R-MAT --rmat\n"
+    "             (default scale 22), A*A of stencil27 --spgemm-grid^3 (default 100); weak\n"
+    "             scaling, the measured link bandwidth and a 4/8-GPU projection (--quick: small)\n"
     "  explain    explain() of every product kind on every matrix of the sets (A*x, A^T*x,\n"
     "             A*B at the --n widths (default 1,8,32,128,512), col-major and A^T*B at 32,\n"
     "             A*A, A*A^T), before and after a first product; nothing timed. Two\n"
@@ -1497,6 +1501,7 @@ int command_explain(const set_options& so, const options& opt, const run_options
 // After run_options and chosen_kernel, which it uses.
 #include "bench_cg.hpp"
 #include "bench_cwise.hpp"
+#include "bench_multi.hpp"
 #include "bench_sddmm.hpp"
 
 int run(int argc, char** argv) {
@@ -1508,14 +1513,16 @@ int run(int argc, char** argv) {
   const std::string command = args[0];
   if (command != "device" && command != "overhead" && command != "spmv" && command != "spmm" &&
       command != "spgemm" && command != "tiled" && command != "cg" && command != "explain" &&
-      command != "cwise" && command != "elementwise" && command != "reduce" && command != "sddmm") {
+      command != "cwise" && command != "elementwise" && command != "reduce" && command != "sddmm" &&
+      command != "multi") {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
   const options opt(
       {args.begin() + 1, args.end()}, {"quick", "double", "float", "flush-l2", "all-algs", "gemm"},
       {"matrices", "sets", "only", "n", "max-products", "warmup", "reps", "reference-work", "seed",
-       "csv", "commit", "calls", "gcoo-p", "gcoo-split", "max-iterations", "tolerance", "ellr-t"});
+       "csv", "commit", "calls", "gcoo-p", "gcoo-split", "max-iterations", "tolerance", "ellr-t",
+       "grid", "spgemm-grid", "rmat"});
   std::string why;
   if (!device_available(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
@@ -1546,6 +1553,8 @@ int run(int argc, char** argv) {
               ro.commit.c_str());
   if (command == "cg")
     return opt.has("float") ? command_cg<float>(opt, ro) : command_cg<double>(opt, ro);
+  if (command == "multi")
+    return opt.has("double") ? command_multi<double>(opt, ro) : command_multi<float>(opt, ro);
   std::printf("timing: %d warm-ups, median of %d (min, max), CUDA events on Spade's stream%s\n",
               ro.timing.warmups, ro.timing.reps, ro.timing.flush_l2 ? ", L2 flushed" : "");
 

@@ -32,4 +32,6 @@
 #include "spade/io/generators.hpp"
 #include "spade/io/matrix_market.hpp"
 #include "spade/io/print.hpp"
+#include "spade/multi/cluster.hpp"
+#include "spade/multi/distributed.hpp"
 #include "spade/plan/rule_table.hpp"

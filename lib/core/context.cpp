@@ -39,6 +39,27 @@ struct context::impl {
 
 namespace {
 
+/// The context's device made current for one call (and the caller's restored after): a
+/// stream-ordered call on a stream of another device than the current one is refused, and a
+/// process may hold contexts of several devices (spade::cluster). Two cheap runtime calls when
+/// the device is already current.
+class on_device {
+ public:
+  explicit on_device(int device) {
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device)
+      switched_ = cudaSetDevice(device) == cudaSuccess;
+  }
+  ~on_device() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  on_device(const on_device&) = delete;
+  on_device& operator=(const on_device&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
 // The default cache: 5 % of the device (4 GiB on an 80 GB H100). Large enough that repeated
 // products keep their workspaces and outputs in the pool: with 1 GiB, SpGEMMs whose C passes
 // 0.8 GB re-mapped it from the driver on every call (H100, 2026-11-24: stencil7 160^3 4.17 ->
@@ -145,6 +166,7 @@ void* context::stream() const noexcept {
 void* context::cublas_handle() {
   std::lock_guard lock(impl_->handle_mutex);
   if (!impl_->cublas) {
+    const on_device here(impl_->device);  // a handle belongs to the device current at creation
     if (cublasCreate(&impl_->cublas) != CUBLAS_STATUS_SUCCESS)
       throw cuda_error("cublasCreate failed while creating the context's cuBLAS handle");
     cublasSetStream(impl_->cublas, impl_->stream);
@@ -155,6 +177,7 @@ void* context::cublas_handle() {
 void* context::cusparse_handle() {
   std::lock_guard lock(impl_->handle_mutex);
   if (!impl_->cusparse) {
+    const on_device here(impl_->device);
     if (cusparseCreate(&impl_->cusparse) != CUSPARSE_STATUS_SUCCESS)
       throw cuda_error("cusparseCreate failed while creating the context's cuSPARSE handle");
     cusparseSetStream(impl_->cusparse, impl_->stream);
@@ -171,6 +194,7 @@ void* context::allocate(std::size_t bytes, const char* what) {
                         " would pass the context's memory limit of " + std::to_string(limit) +
                         " bytes (" + std::to_string(in_use) +
                         " already in use; context::set_memory_limit)");
+  const on_device here(impl_->device);
   void* ptr = nullptr;
   cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, impl_->pool, impl_->stream);
   if (status == cudaErrorMemoryAllocation) {
@@ -202,29 +226,34 @@ void* context::allocate(std::size_t bytes, const char* what) {
 
 void context::deallocate(void* ptr, std::size_t bytes) noexcept {
   if (!ptr) return;
+  const on_device here(impl_->device);
   cudaFreeAsync(ptr, impl_->stream);
   impl_->bytes_in_use -= bytes;
 }
 
 void context::copy_to_device(void* dst, const void* src, std::size_t bytes) {
   if (!bytes) return;
+  const on_device here(impl_->device);
   SPADE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, impl_->stream),
                  "copying to the device");
 }
 
 void context::copy_on_device(void* dst, const void* src, std::size_t bytes) {
   if (!bytes) return;
+  const on_device here(impl_->device);
   SPADE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, impl_->stream),
                  "copying on the device");
 }
 
 void context::fill_zero(void* dst, std::size_t bytes) {
   if (!bytes) return;
+  const on_device here(impl_->device);
   SPADE_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, impl_->stream), "zero-filling device memory");
 }
 
 void context::copy_to_host(void* dst, const void* src, std::size_t bytes) {
   if (!bytes) return;
+  const on_device here(impl_->device);
   SPADE_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, impl_->stream),
                  "copying to the host");
   SPADE_CUDA_TRY(cudaStreamSynchronize(impl_->stream), "waiting for a copy to the host");
@@ -244,7 +273,7 @@ std::size_t context::bytes_reserved() {
 }
 
 std::size_t context::device_bytes_free() {
-  SPADE_CUDA_TRY(cudaSetDevice(impl_->device), "selecting the device");
+  const on_device here(impl_->device);
   std::size_t free_bytes = 0, total_bytes = 0;
   SPADE_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "reading the device's free memory");
   return free_bytes;
@@ -296,7 +325,24 @@ std::size_t context::pool_bytes_peak(bool restart) {
   return static_cast<std::size_t>(high);
 }
 
+namespace {
+// The innermost context_scope of this thread (nullptr: none).
+thread_local context* scoped_context = nullptr;
+}  // namespace
+
+context_scope::context_scope(context& ctx) : previous_(scoped_context), previous_device_(0) {
+  SPADE_CUDA_TRY(cudaGetDevice(&previous_device_), "reading the current device");
+  SPADE_CUDA_TRY(cudaSetDevice(ctx.properties().ordinal), "selecting a part's device");
+  scoped_context = &ctx;
+}
+
+context_scope::~context_scope() {
+  scoped_context = previous_;
+  cudaSetDevice(previous_device_);
+}
+
 context& default_context() {
+  if (scoped_context) return *scoped_context;
   // Created once, never destroyed: buffers held in static objects may be freed after main
   // returns, and the CUDA runtime may already be torn down by then.
   static context* instance = [] {

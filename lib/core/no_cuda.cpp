@@ -81,6 +81,11 @@ std::size_t context::pool_bytes_peak(bool) {
   no_cuda();
 }
 
+context_scope::context_scope(context&) : previous_(nullptr), previous_device_(0) {
+  no_cuda();
+}
+context_scope::~context_scope() = default;
+
 context& default_context() {
   no_cuda();
 }

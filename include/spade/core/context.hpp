@@ -97,9 +97,26 @@ class context {
   std::unique_ptr<impl> impl_;
 };
 
-/// The process-wide context for device 0 (or $SPADE_DEVICE), created on first use and kept
-/// until exit. Throws spade::no_device when no usable device exists.
+/// The context of this thread's innermost context_scope if there is one; otherwise the
+/// process-wide context for device 0 (or $SPADE_DEVICE), created on first use and kept until
+/// exit. Throws spade::no_device when no usable device exists.
 context& default_context();
+
+/// While it lives, default_context() on this thread is `ctx` and `ctx`'s device is the current
+/// CUDA device, so that everything a gpu expression allocates or launches lands there (how a
+/// multi_gpu product runs the single-GPU planner on each part). Scopes nest; the destructor
+/// restores the previous context and device.
+class context_scope {
+ public:
+  explicit context_scope(context& ctx);
+  ~context_scope();
+  context_scope(const context_scope&) = delete;
+  context_scope& operator=(const context_scope&) = delete;
+
+ private:
+  context* previous_;
+  int previous_device_;
+};
 
 /// True when a CUDA device can be used; otherwise false and, if `reason` is given, why
 /// (the CUDA error text, or that Spade was built without CUDA).

@@ -1,4 +1,4 @@
-// Memory-space tags (cpu, gpu) and dense layout tags (row_major, col_major).
+// Memory-space tags (cpu, gpu, multi_gpu) and dense layout tags (row_major, col_major).
 #pragma once
 
 #include <concepts>
@@ -14,8 +14,14 @@ struct gpu {
   static constexpr const char* name = "gpu";
 };
 
+/// Rows split over the GPUs of a spade::cluster (spade/multi/distributed.hpp): each GPU holds a
+/// contiguous block of rows as an ordinary gpu object; products exchange what they need.
+struct multi_gpu {
+  static constexpr const char* name = "multi_gpu";
+};
+
 template <class S>
-concept space = std::same_as<S, cpu> || std::same_as<S, gpu>;
+concept space = std::same_as<S, cpu> || std::same_as<S, gpu> || std::same_as<S, multi_gpu>;
 
 /// Element (i, j) at i * cols + j.
 struct row_major {

@@ -389,6 +389,12 @@ void assign_vector_reduction(Dest& dest, const E& e) {
   }
 }
 
+/// The reduction of an expression over multi_gpu operands: each part's, combined over the
+/// cluster (spade/multi/distributed.hpp).
+template <bool Square, class E>
+typename E::value_type distributed_reduce(reduction kind, const E& e, const char* what,
+                                          std::int64_t* count);
+
 /// Reduces an element-wise expression (or a storage operand) to one value in one pass; with
 /// Square, the sum of the squared values.
 /// `count` (if given) receives the number of values reduced (a sparse operand's stored entries).
@@ -396,8 +402,10 @@ template <bool Square, class E>
 typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what,
                                     std::int64_t* count = nullptr) {
   using R = expr::result_t<E>;
-  using backend = cwise_backend<typename E::space_type>;
-  if constexpr (sparse_matrix<R>) {
+  if constexpr (std::is_same_v<typename E::space_type, multi_gpu>) {
+    return distributed_reduce<Square>(kind, e, what, count);
+  } else if constexpr (sparse_matrix<R>) {
+    using backend = cwise_backend<typename E::space_type>;
     if constexpr (reads_entry_positions<E>()) {
       // The scaled values first (one pass over the pattern), then their reduction.
       const R scaled = spade::eval(e);
@@ -415,6 +423,7 @@ typename E::value_type reduce_cwise(reduction kind, const E& e, const char* what
       return backend::template reduce_values<Square>(kind, base.values(), e);
     }
   } else {
+    using backend = cwise_backend<typename E::space_type>;
     const std::int64_t n = std::int64_t{expr::rows_of(e)} * expr::cols_of(e);
     if (count) *count = n;
     if (kind != reduction::sum && n == 0)

@@ -361,8 +361,9 @@ void assign_expression(Dest& dest, const E& e) {
 template <class E>
 expr::result_t<E> eval(const E& e) {
   expr::result_t<E> result;
-  if constexpr (matrix_or_vector<E>) {
-    result = e;
+  if constexpr (matrix_or_vector<E> ||
+                std::is_same_v<typename expr::result_t<E>::space_type, multi_gpu>) {
+    result = e;  // a copy, or a multi_gpu object's own evaluation (spade/multi)
   } else {
     detail::assign<void>(result, e);
   }
@@ -526,6 +527,12 @@ auto squared_norm(const E& e) {
   }
 }
 
+namespace detail {
+/// dot over multi_gpu operands: each part's, summed over the cluster (spade/multi).
+template <class X, class Y>
+typename expr::result_t<X>::value_type distributed_dot(const X& x, const Y& y);
+}  // namespace detail
+
 /// xᵀ·y: for vectors (evaluating nested plans first) one cuBLAS DOT; for element-wise trees or
 /// dense matrices (the sum of the element-wise product) one fused pass. Synchronous.
 template <expr::operand X, expr::operand Y>
@@ -539,7 +546,9 @@ auto dot(const X& x, const Y& y) {
     static_assert(std::is_same_v<typename RX::space_type, typename RY::space_type> &&
                       std::is_same_v<typename RX::value_type, typename RY::value_type>,
                   "spade::dot: the operands differ in scalar type or space; convert or move one");
-    if constexpr (detail::vendor_reduction<X>() && detail::vendor_reduction<Y>()) {
+    if constexpr (std::is_same_v<typename RX::space_type, multi_gpu>) {
+      return detail::distributed_dot(x, y);
+    } else if constexpr (detail::vendor_reduction<X>() && detail::vendor_reduction<Y>()) {
       using T = typename RX::value_type;
       return detail::with_operand(x, [&](const auto& u, bool, T su) {
         return detail::with_operand(y, [&](const auto& v, bool, T sv) {
@@ -566,7 +575,8 @@ auto norm(const X& x) {
   if constexpr (expr::holds_reduced_precision<X>) {
     return expr::reject_reduced_precision<X>();
   } else {
-    if constexpr (detail::vendor_reduction<X>()) {
+    if constexpr (detail::vendor_reduction<X>() &&
+                  !std::is_same_v<typename expr::result_t<X>::space_type, multi_gpu>) {
       using T = typename expr::result_t<X>::value_type;
       return detail::with_operand(x, [&](const auto& u, bool, T s) {
         const T magnitude = s < T(0) ? -s : s;

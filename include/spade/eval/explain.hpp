@@ -311,9 +311,18 @@ std::string describe_operand(const X& x, int indent, const device_profile* profi
 /// a sparse_view's dense operand is converted to its gcoo (cached: the evaluation reuses it) and
 /// that a gpu sparse × sparse product runs hash_spgemm's setup and symbolic phases to report its
 /// products, compression ratio and bins (docs/spgemm.md).
+namespace detail {
+/// The plan of an expression over multi_gpu operands (spade/multi/distributed.hpp).
+template <class E>
+std::string explain_distributed(const E& e);
+}  // namespace detail
+
 template <expression E>
 std::string explain(const E& e) {
-  return detail::explain_node<false>(e, 0, nullptr);
+  if constexpr (std::is_same_v<typename expr::result_t<E>::space_type, multi_gpu>)
+    return detail::explain_distributed(e);
+  else
+    return detail::explain_node<false>(e, 0, nullptr);
 }
 
 /// The gpu plan that copies of cpu operands would get at their first product on the device

@@ -1,0 +1,242 @@
+// spade-bench multi: products over multi_gpu operands on clusters of 1 .. every visible GPU
+// (strong scaling), a stencil grown with the GPU count (weak scaling), the measured link
+// bandwidth between two GPUs, and a projection to 4 and 8 GPUs from it.
+//
+// A part of spade_bench.cpp, not a standalone header (see bench_cg.hpp): included inside its
+// namespace spade::bench { namespace { ... } }; it includes nothing and opens no namespace.
+//
+// What is measured: host wall-clock time from the call to the moment every part's streams are
+// idle (detail::synchronize over the cluster), median of --reps runs after --warmup runs. CUDA
+// events on one stream cannot time work on several GPUs. The plain single-GPU product (gpu
+// operands, default context) is timed the same way beside it, so the cost of the multi_gpu
+// path on one GPU is visible.
+
+inline std::string fixed(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+struct multi_row {
+  std::string operation, matrix;
+  index_t rows = 0;
+  std::int64_t entries = 0;
+  int gpus = 0;
+  double ms = 0, single_gpu_ms = 0, speedup = 0;
+  std::int64_t halo_rows = 0, remote_entries = 0;
+};
+
+const std::vector<std::string> multi_csv_columns = {
+    "operation",      "matrix", "rows",          "nnz",          "precision",
+    "gpus",           "ms",     "single_gpu_ms", "speedup_vs_1", "halo_rows",
+    "remote_entries", "device", "commit"};
+
+template <class F, class Sync>
+double wall_median_ms(F&& body, Sync&& sync, int warmups, int reps) {
+  for (int i = 0; i < warmups; ++i) {
+    body();
+    sync();
+  }
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    sync();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// Bytes per second one GPU sends to another through NCCL (both directions at once, each
+/// direction counted), from a 256 MiB exchange.
+inline double measured_link_bandwidth(const cluster& two) {
+  const std::size_t bytes = std::size_t{256} << 20;
+  std::vector<device_buffer<char>> out(2), in(2);
+  for (int p = 0; p < 2; ++p) {
+    context_scope scope(two.context_of(p));
+    out[static_cast<std::size_t>(p)] = device_buffer<char>(bytes);
+    in[static_cast<std::size_t>(p)] = device_buffer<char>(bytes);
+    out[static_cast<std::size_t>(p)].fill_zero();
+  }
+  const auto exchange = [&] {
+    std::vector<detail::part_exchange> x(2);
+    for (int p = 0; p < 2; ++p) {
+      const auto i = static_cast<std::size_t>(p);
+      x[i].part = p;
+      x[i].sends.push_back({1 - p, out[i].data(), bytes});
+      x[i].receives.push_back({1 - p, in[i].data(), bytes});
+    }
+    detail::post_exchange(two, x);
+    detail::join_exchange(two);
+  };
+  const double ms = wall_median_ms(
+      exchange, [&] { detail::synchronize(two); }, 2, 5);
+  return static_cast<double>(bytes) / (ms * 1e-3);
+}
+
+/// Rows of x each part receives in the worst part, for `parts` parts of `a` (host only).
+template <class T>
+std::int64_t worst_halo_rows(const csr<T, cpu>& a, index_t parts) {
+  const auto rows = detail::partition_by_entries(a, parts);
+  std::int64_t worst = 0;
+  for (index_t p = 0; p < parts; ++p)
+    worst = std::max<std::int64_t>(
+        worst, static_cast<std::int64_t>(detail::split_part(a, rows, rows, p).halo.size()));
+  return worst;
+}
+
+template <class T>
+int command_multi(const options& opt, run_options& ro) {
+  const int warmups = std::max(2, static_cast<int>(opt.number("warmup", 3)));
+  const int reps = std::max(5, static_cast<int>(opt.number("reps", 15)));
+  const index_t grid = static_cast<index_t>(opt.number("grid", 200));
+  const index_t spgemm_grid = static_cast<index_t>(opt.number("spgemm-grid", 100));
+  const index_t rmat_scale = static_cast<index_t>(opt.number("rmat", 22));
+  const index_t width = static_cast<index_t>(opt.number("n", 8));
+  const bool quick = opt.has("quick");
+  int gpus = 0;
+  {
+    const cluster all = cluster::local();
+    gpus = all.size();
+  }
+  std::vector<cluster> clusters;
+  for (int g = 1; g <= gpus; ++g)
+    clusters.push_back(cluster::local(g));
+  std::printf(
+      "multi: %d GPUs; wall-clock medians of %d runs after %d warm-ups, every part idle "
+      "at the end\n",
+      gpus, reps, warmups);
+  csv_writer csv(ro.csv, multi_csv_columns);
+  const char* precision = std::is_same_v<T, double> ? "fp64" : "fp32";
+  const auto emit = [&](const multi_row& r) {
+    std::printf(
+        "%-7s %-22s %2d GPU  %10.3f ms  (single-GPU %9.3f ms)  x%.2f vs 1  halo %lld rows\n",
+        r.operation.c_str(), r.matrix.c_str(), r.gpus, r.ms, r.single_gpu_ms, r.speedup,
+        static_cast<long long>(r.halo_rows));
+    csv.write({r.operation, r.matrix, std::to_string(r.rows), std::to_string(r.entries), precision,
+               std::to_string(r.gpus), fixed(r.ms, 4), fixed(r.single_gpu_ms, 4),
+               fixed(r.speedup, 3), std::to_string(r.halo_rows), std::to_string(r.remote_entries),
+               ro.device, ro.commit});
+  };
+  const auto sync_default = [] { default_context().synchronize(); };
+
+  struct named {
+    std::string name;
+    csr<T, cpu> a;
+    bool spgemm;
+  };
+  std::vector<named> set;
+  const index_t g = quick ? std::min<index_t>(grid, 100) : grid;
+  set.push_back({"stencil27_" + std::to_string(g) + "^3", generate::stencil27<T>(g, g, g), false});
+  set.push_back({"rmat_" + std::to_string(quick ? std::min<index_t>(rmat_scale, 20) : rmat_scale),
+                 generate::rmat<T>(quick ? std::min<index_t>(rmat_scale, 20) : rmat_scale, 16, 1),
+                 false});
+  const index_t sg = quick ? std::min<index_t>(spgemm_grid, 60) : spgemm_grid;
+  set.push_back(
+      {"stencil27_" + std::to_string(sg) + "^3", generate::stencil27<T>(sg, sg, sg), true});
+
+  std::vector<multi_row> rows;
+  for (const named& m : set) {
+    std::printf("%s: %d rows, %lld entries\n", m.name.c_str(), m.a.rows(),
+                static_cast<long long>(m.a.nnz()));
+    const auto ga = to_gpu(m.a);
+    const auto gx = to_gpu(random_vector<T>(m.a.cols(), 7));
+    const auto gb = to_gpu(random_dense<T>(m.a.cols(), width, 8));
+    double single_spmv = 0, single_spmm = 0, single_spgemm = 0;
+    if (m.spgemm) {
+      single_spgemm = wall_median_ms([&] { csr<T, gpu> c = ga * ga; }, sync_default, warmups, reps);
+    } else {
+      single_spmv =
+          wall_median_ms([&] { vector<T, gpu> y = ga * gx; }, sync_default, warmups, reps);
+      single_spmm = wall_median_ms([&] { dense<T, gpu> y = ga * gb; }, sync_default, warmups, reps);
+    }
+    double one_spmv = 0, one_spmm = 0, one_spgemm = 0;
+    for (const cluster& where : clusters) {
+      const auto da = distribute(m.a, where);
+      const auto sync = [&] { detail::synchronize(where); };
+      const auto& plan = da.halo_for(da.partition());
+      multi_row r;
+      r.matrix = m.name;
+      r.rows = m.a.rows();
+      r.entries = m.a.nnz();
+      r.gpus = where.size();
+      r.halo_rows = plan.halo_rows;
+      r.remote_entries = plan.remote_entries;
+      if (m.spgemm) {
+        r.operation = "spgemm";
+        r.ms = wall_median_ms([&] { csr<T, multi_gpu> c = da * da; }, sync, warmups, reps);
+        if (where.size() == 1) one_spgemm = r.ms;
+        r.single_gpu_ms = single_spgemm;
+        r.speedup = one_spgemm / r.ms;
+        emit(r);
+        rows.push_back(r);
+        continue;
+      }
+      const auto dx = distribute(random_vector<T>(m.a.cols(), 7), da);
+      const auto db = distribute(random_dense<T>(m.a.cols(), width, 8), da);
+      r.operation = "spmv";
+      r.ms = wall_median_ms([&] { vector<T, multi_gpu> y = da * dx; }, sync, warmups, reps);
+      if (where.size() == 1) one_spmv = r.ms;
+      r.single_gpu_ms = single_spmv;
+      r.speedup = one_spmv / r.ms;
+      emit(r);
+      rows.push_back(r);
+      r.operation = "spmm" + std::to_string(width);
+      r.ms = wall_median_ms([&] { dense<T, multi_gpu> y = da * db; }, sync, warmups, reps);
+      if (where.size() == 1) one_spmm = r.ms;
+      r.single_gpu_ms = single_spmm;
+      r.speedup = one_spmm / r.ms;
+      emit(r);
+      rows.push_back(r);
+    }
+  }
+
+  // Weak scaling: the stencil's grid grows along z with the GPU count, rows per GPU fixed.
+  std::printf("weak scaling (stencil27 %d x %d x %d·GPUs, SpMV):\n", g, g, g);
+  double weak_one = 0;
+  for (const cluster& where : clusters) {
+    const auto a = generate::stencil27<T>(g, g, g * where.size());
+    const auto da = distribute(a, where);
+    const auto dx = distribute(random_vector<T>(a.cols(), 7), da);
+    const double ms = wall_median_ms([&] { vector<T, multi_gpu> y = da * dx; },
+                                     [&] { detail::synchronize(where); }, warmups, reps);
+    if (where.size() == 1) weak_one = ms;
+    std::printf("  %d GPU: %d rows, %.3f ms, efficiency %.2f\n", where.size(), a.rows(), ms,
+                weak_one / ms);
+    csv.write(
+        {"spmv_weak", "stencil27_" + std::to_string(g) + "^2x" + std::to_string(g * where.size()),
+         std::to_string(a.rows()), std::to_string(a.nnz()), precision, std::to_string(where.size()),
+         fixed(ms, 4), "", fixed(weak_one / ms, 3), "", "", ro.device, ro.commit});
+  }
+
+  // Projection: t(P) = t(1 GPU) / P + (worst part's halo bytes) / (measured link bandwidth),
+  // i.e. perfect division of the local work and no overlap credit for the exchange.
+  if (gpus >= 2) {
+    const double bandwidth = measured_link_bandwidth(clusters[1]);
+    std::printf("link: %.1f GB/s per direction between GPU 0 and 1 (NCCL, 256 MiB each way)\n",
+                bandwidth / 1e9);
+    for (const multi_row& r : rows) {
+      if (r.gpus != 1 || r.operation == "spgemm") continue;
+      const named* m = nullptr;
+      for (const named& candidate : set)
+        if (candidate.name == r.matrix) m = &candidate;
+      const index_t row_width = r.operation == "spmv" ? 1 : width;
+      std::string line = "  projected " + r.operation + " " + r.matrix + ":";
+      for (index_t parts : {2, 4, 8}) {
+        const double halo_bytes = static_cast<double>(worst_halo_rows(m->a, parts)) * row_width *
+                                  static_cast<double>(sizeof(T));
+        const double ms = r.ms / parts + halo_bytes / bandwidth * 1e3;
+        line += " " + std::to_string(parts) + " GPUs " + fixed(ms, 3) + " ms (x" +
+                fixed(r.ms / ms, 2) + ");";
+        csv.write({r.operation + "_projected", r.matrix, std::to_string(r.rows),
+                   std::to_string(r.entries), precision, std::to_string(parts), fixed(ms, 4), "",
+                   fixed(r.ms / ms, 3), "", "", ro.device, ro.commit});
+      }
+      std::printf("%s\n", line.c_str());
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,108 @@
+// spade::cluster: the GPUs a multi_gpu object is split over, one context and NCCL rank each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spade/core/context.hpp"
+#include "spade/core/scalar.hpp"
+
+namespace spade {
+
+/// A set of GPUs that multi_gpu objects are split over: part p of every such object lives on
+/// GPU p of the cluster, in that GPU's own context (stream, memory pool, library handles), and
+/// the parts talk through one NCCL communicator. Copies share the GPUs (a handle); operands of
+/// one expression must come from the same cluster. docs/multi-gpu.md.
+class cluster {
+ public:
+  /// No GPUs: distributing onto it throws spade::error.
+  cluster() = default;
+  /// Every GPU this process sees, driven by this process (ncclCommInitAll). Throws
+  /// spade::no_device when there is none.
+  static cluster local();
+  /// The first `gpus` GPUs this process sees (gpus >= 1). Throws spade::no_device when fewer
+  /// are present, spade::cuda_error (with NCCL's text) when the communicator fails.
+  static cluster local(int gpus);
+
+  /// GPUs (parts) in all.
+  int size() const noexcept;
+  /// The parts this process drives, in increasing order (all of them for local()).
+  const std::vector<int>& my_parts() const noexcept;
+  /// The context of part `part` (one this process drives; throws spade::error otherwise).
+  context& context_of(int part) const;
+  /// The CUDA device ordinal of part `part`.
+  int device_of(int part) const;
+  /// "2 GPUs, one process: 0 = NVIDIA H100 80GB HBM3 (device 0), 1 = ..." for explain and errors.
+  std::string describe() const;
+  /// Seconds a wait for communication may last before the communicators are aborted and
+  /// spade::cuda_error is thrown (a peer that died or hung); default 300, or $SPADE_NCCL_TIMEOUT.
+  void set_timeout(double seconds);
+  double timeout() const noexcept;
+
+  /// The same GPUs and communicator (copies of one cluster compare equal).
+  bool operator==(const cluster& other) const noexcept { return state_ == other.state_; }
+
+  /// The shared state (opaque outside lib/).
+  struct state;
+  explicit cluster(std::shared_ptr<state> s) : state_(std::move(s)) {}
+  const std::shared_ptr<state>& handle() const noexcept { return state_; }
+
+ private:
+  std::shared_ptr<state> state_;
+};
+
+namespace detail {
+
+/// One send of an exchange: `bytes` bytes of device memory of the posting part, to `peer`.
+struct outgoing {
+  int peer = 0;
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+/// One receive of an exchange: `bytes` bytes from `peer` into device memory of the posting part.
+struct incoming {
+  int peer = 0;
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// What one part of this process sends and receives in an exchange. Between two parts, the
+/// n-th send of one matches the n-th receive of the other, so both list them in one order.
+struct part_exchange {
+  int part = 0;
+  std::vector<outgoing> sends;
+  std::vector<incoming> receives;
+};
+
+/// Posts the transfers (one NCCL group of sends and receives) on each part's communication
+/// stream, ordered after the work already queued on the part's context stream; returns without
+/// waiting. Throws cuda_error with NCCL's text when NCCL refuses.
+void post_exchange(const cluster& where, const std::vector<part_exchange>& parts);
+/// Orders each driven part's context stream after its communication stream: work queued on the
+/// part afterwards sees what the exchange received.
+void join_exchange(const cluster& where);
+/// Waits on the host for every driven part's streams and communicator. Throws cuda_error with
+/// the CUDA or NCCL error text, or after the cluster's timeout (the communicators are aborted:
+/// the cluster cannot be used afterwards).
+void synchronize(const cluster& where);
+/// Combines one value per driven part over all parts of the cluster: sums (in part order when
+/// one process drives every part, so the result is the same on every run), or max / min (NaN
+/// wins). With parts in other processes: one ncclAllReduce.
+enum class part_combine { sum, max, min };
+double combine_parts(const cluster& where, const std::vector<double>& mine, part_combine how);
+
+/// dst[i · width + j] = element (idx[i], j) of the rows × width array `src` (row-major when
+/// `row_major`, else column-major), for i < count: the rows a part sends in a halo exchange,
+/// packed row after row. On ctx's stream.
+template <scalar T>
+void pack_rows(context& ctx, const T* src, index_t rows, index_t width, bool row_major,
+               const index_t* idx, index_t count, T* dst);
+/// p[i] += delta for i < count, on ctx's stream (rebasing received row pointers).
+void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta);
+
+}  // namespace detail
+
+}  // namespace spade

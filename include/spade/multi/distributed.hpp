@@ -1,0 +1,1145 @@
+// The multi_gpu csr, dense and vector (rows split over a spade::cluster), distribute / gather,
+// and how expressions over them run: each part through the single-GPU planner, products with
+// a halo exchange over NCCL.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spade/core/context.hpp"
+#include "spade/core/error.hpp"
+#include "spade/core/expression.hpp"
+#include "spade/core/scalar.hpp"
+#include "spade/core/space.hpp"
+#include "spade/eval/evaluate.hpp"
+#include "spade/eval/explain.hpp"
+#include "spade/expr/cwise.hpp"
+#include "spade/expr/nodes.hpp"
+#include "spade/expr/result.hpp"
+#include "spade/formats/csr.hpp"
+#include "spade/formats/dense.hpp"
+#include "spade/formats/partition.hpp"
+#include "spade/formats/transfer.hpp"
+#include "spade/formats/vector.hpp"
+#include "spade/multi/cluster.hpp"
+
+namespace spade {
+
+namespace detail {
+
+/// Runs f(slot, part) for every part this process drives, each inside a context_scope of the
+/// part's context (so what f allocates and launches lands on that GPU), one host thread per
+/// part when `parallel` (work that waits on the host, such as SpGEMM's sizes) and in order
+/// otherwise (asynchronous work overlaps across GPUs anyway). An out_of_memory or cuda_error
+/// is rethrown naming the part and its GPU.
+template <class F>
+void for_each_part(const cluster& where, bool parallel, F&& f) {
+  const auto& parts = where.my_parts();
+  const auto run = [&](std::size_t slot) {
+    const int part = parts[slot];
+    try {
+      context_scope scope(where.context_of(part));
+      f(slot, part);
+    } catch (const out_of_memory& e) {
+      throw out_of_memory("multi_gpu part " + std::to_string(part) + " (device " +
+                          std::to_string(where.device_of(part)) + "): " + e.what());
+    } catch (const cuda_error& e) {
+      throw cuda_error("multi_gpu part " + std::to_string(part) + " (device " +
+                       std::to_string(where.device_of(part)) + "): " + e.what());
+    }
+  };
+  if (!parallel || parts.size() < 2) {
+    for (std::size_t slot = 0; slot < parts.size(); ++slot)
+      run(slot);
+    return;
+  }
+  std::vector<std::exception_ptr> failures(parts.size());
+  std::vector<std::thread> threads;
+  threads.reserve(parts.size());
+  for (std::size_t slot = 0; slot < parts.size(); ++slot)
+    threads.emplace_back([&, slot] {
+      try {
+        run(slot);
+      } catch (...) {
+        failures[slot] = std::current_exception();
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+}
+
+inline std::string partition_text(const row_partition& rows) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < rows.first.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(rows.first[i]);
+  return text + "]";
+}
+
+/// What every multi_gpu type holds: its cluster, its row partition (part p owns rows
+/// [first[p], first[p + 1]) of the whole) and the gpu objects of the parts this process drives,
+/// each in its part's context. Copies are deep, each part copied on its own GPU.
+template <class Part>
+class distributed_parts {
+ public:
+  distributed_parts() = default;
+  distributed_parts(spade::cluster where, row_partition rows, std::vector<Part> parts)
+      : cluster_(std::move(where)), rows_(std::move(rows)), parts_(std::move(parts)) {
+    if (rows_.parts() != cluster_.size() || parts_.size() != cluster_.my_parts().size())
+      throw error("multi_gpu: a partition of " + std::to_string(rows_.parts()) + " parts and " +
+                  std::to_string(parts_.size()) + " local blocks do not fit a cluster of " +
+                  std::to_string(cluster_.size()) + " GPUs");
+  }
+  distributed_parts(const distributed_parts& other)
+      : cluster_(other.cluster_), rows_(other.rows_), parts_(other.parts_.size()) {
+    if (!parts_.empty())
+      for_each_part(cluster_, false,
+                    [&](std::size_t slot, int) { parts_[slot] = other.parts_[slot]; });
+  }
+  distributed_parts(distributed_parts&&) noexcept = default;
+  distributed_parts& operator=(const distributed_parts& other) {
+    if (this != &other) *this = distributed_parts(other);
+    return *this;
+  }
+  distributed_parts& operator=(distributed_parts&&) noexcept = default;
+
+  const spade::cluster& cluster() const noexcept { return cluster_; }
+  const row_partition& partition() const noexcept { return rows_; }
+  /// Parts this process holds (its cluster's my_parts(), in that order).
+  std::size_t local_parts() const noexcept { return parts_.size(); }
+  const Part& slot(std::size_t i) const { return parts_.at(i); }
+  Part& slot(std::size_t i) { return parts_.at(i); }
+  /// Part `p`'s block (rows partition().begin(p) .. end(p) - 1), a gpu object on its GPU.
+  /// Throws spade::error when this process does not drive part p.
+  const Part& part(int p) const { return parts_.at(slot_of(p)); }
+
+ protected:
+  Part& writable_part(int p) { return parts_.at(slot_of(p)); }
+
+ private:
+  std::size_t slot_of(int p) const {
+    const auto& mine = cluster_.my_parts();
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      if (mine[i] == p) return i;
+    throw error("multi_gpu: part " + std::to_string(p) + " is not held by this process");
+  }
+
+  spade::cluster cluster_;
+  row_partition rows_;
+  std::vector<Part> parts_;
+};
+
+template <scalar T>
+struct halo_plan;
+
+template <class Dest, class E>
+void assign_distributed(Dest& dest, const E& e);
+
+}  // namespace detail
+
+/// A vector whose elements are split over the GPUs of a cluster (spade::distribute).
+template <storage_scalar T>
+class vector<T, multi_gpu> : public detail::distributed_parts<vector<T, gpu>> {
+  using base = detail::distributed_parts<vector<T, gpu>>;
+
+ public:
+  using value_type = T;
+  using space_type = multi_gpu;
+  using part_type = vector<T, gpu>;
+
+  vector() = default;
+  using base::base;
+  template <expression E>
+  vector(const E& e) {
+    detail::assign_distributed(*this, e);
+  }
+  template <expression E>
+  vector& operator=(const E& e) {
+    detail::assign_distributed(*this, e);
+    return *this;
+  }
+  index_t size() const noexcept { return this->partition().rows(); }
+  /// Part p's block, writable.
+  vector<T, gpu>& part(int p) { return this->writable_part(p); }
+  using base::part;
+};
+
+/// A dense matrix whose rows are split over the GPUs of a cluster; each part keeps the layout.
+template <storage_scalar T, layout Layout>
+class dense<T, multi_gpu, Layout> : public detail::distributed_parts<dense<T, gpu, Layout>> {
+  using base = detail::distributed_parts<dense<T, gpu, Layout>>;
+
+ public:
+  using value_type = T;
+  using space_type = multi_gpu;
+  using layout_type = Layout;
+  using part_type = dense<T, gpu, Layout>;
+
+  dense() = default;
+  dense(spade::cluster where, detail::row_partition rows, index_t cols,
+        std::vector<dense<T, gpu, Layout>> parts)
+      : base(std::move(where), std::move(rows), std::move(parts)), cols_(cols) {}
+  template <expression E>
+  dense(const E& e) {
+    detail::assign_distributed(*this, e);
+  }
+  template <expression E>
+  dense& operator=(const E& e) {
+    detail::assign_distributed(*this, e);
+    return *this;
+  }
+  index_t rows() const noexcept { return this->partition().rows(); }
+  index_t cols() const noexcept { return cols_; }
+  dense<T, gpu, Layout>& part(int p) { return this->writable_part(p); }
+  using base::part;
+
+ private:
+  index_t cols_ = 0;
+};
+
+/// A csr whose rows are split over the GPUs of a cluster; each part is the csr of its rows
+/// with the global column indices. Products cache their halo plan (which entries read other
+/// parts' rows, what each part sends) on it; writing a part through part() drops the plan.
+template <scalar T>
+class csr<T, multi_gpu> : public detail::distributed_parts<csr<T, gpu>> {
+  using base = detail::distributed_parts<csr<T, gpu>>;
+
+ public:
+  using value_type = T;
+  using space_type = multi_gpu;
+  using part_type = csr<T, gpu>;
+
+  csr() = default;
+  csr(spade::cluster where, detail::row_partition rows, index_t cols,
+      std::vector<csr<T, gpu>> parts, std::vector<std::int64_t> part_nnz)
+      : base(std::move(where), std::move(rows), std::move(parts)),
+        cols_(cols),
+        part_nnz_(std::move(part_nnz)) {}
+  csr(const csr& other) : base(other), cols_(other.cols_), part_nnz_(other.part_nnz_) {}
+  csr(csr&&) noexcept = default;
+  csr& operator=(const csr& other) {
+    if (this != &other) *this = csr(other);
+    return *this;
+  }
+  csr& operator=(csr&&) noexcept = default;
+  template <expression E>
+  csr(const E& e) {
+    detail::assign_distributed(*this, e);
+  }
+  template <expression E>
+  csr& operator=(const E& e) {
+    detail::assign_distributed(*this, e);
+    return *this;
+  }
+
+  index_t rows() const noexcept { return this->partition().rows(); }
+  index_t cols() const noexcept { return cols_; }
+  /// Entries of every part.
+  std::int64_t nnz() const noexcept {
+    std::int64_t total = 0;
+    for (auto n : part_nnz_)
+      total += n;
+    return total;
+  }
+  /// Entries of part p (any part of the cluster).
+  std::int64_t part_nnz(int p) const { return part_nnz_.at(static_cast<std::size_t>(p)); }
+  csr<T, gpu>& part(int p) {
+    halo_.reset();
+    return this->writable_part(p);
+  }
+  using base::part;
+
+  /// The halo plan of products with a right-hand side split by `cols` (built on first use,
+  /// cached until another split is asked for or a part is written).
+  const detail::halo_plan<T>& halo_for(const detail::row_partition& cols) const;
+
+ private:
+  index_t cols_ = 0;
+  std::vector<std::int64_t> part_nnz_;
+  mutable std::shared_ptr<const detail::halo_plan<T>> halo_;
+};
+
+namespace detail {
+
+/// How a product A·X with A a multi_gpu csr and X split by `cols` runs on each part p:
+/// Y_p = local_p · X_p + remote_p · halo_p, where halo_p holds the rows of X that p's entries
+/// read from other parts (partition.hpp's split_part), received from their owners.
+template <scalar T>
+struct halo_plan {
+  row_partition cols;
+  std::vector<csr<T, gpu>> local;                    // [slot] rows_p × cols.size(p)
+  std::vector<csr<T, gpu>> remote;                   // [slot] rows_p × halo size
+  std::vector<std::vector<index_t>> halo_first;      // [slot] parts + 1: rows received from q
+  std::vector<std::vector<index_t>> send_first;      // [slot] parts + 1: rows sent to q
+  std::vector<std::vector<index_t>> send_rows_host;  // [slot] own positions sent, by receiver
+  std::vector<device_buffer<index_t>> send_rows;     // [slot] the same, on the part's GPU
+  std::vector<csr<T, gpu>> select;                   // [slot] one 1 per sent row (SpGEMM)
+  std::int64_t halo_rows = 0;                        // received rows, all parts
+  std::int64_t local_entries = 0, remote_entries = 0;
+
+  index_t halo_size(std::size_t slot) const { return halo_first[slot].back(); }
+  index_t send_size(std::size_t slot) const { return send_first[slot].back(); }
+};
+
+template <scalar T>
+std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
+                                                   const row_partition& cols) {
+  const cluster& where = a.cluster();
+  const std::size_t slots = a.local_parts();
+  if (slots != static_cast<std::size_t>(where.size()))
+    throw error(
+        "multi_gpu: a product over parts in several processes needs the halo lists exchanged; "
+        "this build plans products only for a cluster driven by one process (cluster::local)");
+  auto plan = std::make_shared<halo_plan<T>>();
+  plan->cols = cols;
+  std::vector<part_block<T>> blocks(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    const int p = where.my_parts()[s];
+    const csr<T, cpu> rows_of_p = to_cpu(a.slot(s));
+    // split_part reads part p's rows out of a whole matrix; here the block is all there is, so
+    // it gets a partition in which every row belongs to p.
+    row_partition only_p;
+    only_p.first.assign(static_cast<std::size_t>(where.size()) + 1, 0);
+    for (std::size_t k = static_cast<std::size_t>(p) + 1; k < only_p.first.size(); ++k)
+      only_p.first[k] = rows_of_p.rows();
+    blocks[s] = split_part(rows_of_p, only_p, cols, p);
+  }
+  const halo_exchange exchange = exchange_of(blocks, cols);
+  plan->local.resize(slots);
+  plan->remote.resize(slots);
+  plan->send_rows.resize(slots);
+  plan->select.resize(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    plan->halo_first.push_back(blocks[s].halo_first);
+    plan->halo_rows += static_cast<std::int64_t>(blocks[s].halo.size());
+    plan->local_entries += blocks[s].local.nnz();
+    plan->remote_entries += blocks[s].remote.nnz();
+    std::vector<index_t> first{0}, rows;
+    for (std::size_t q = 0; q < slots; ++q) {
+      const auto& list = exchange.sends[s][q];
+      rows.insert(rows.end(), list.begin(), list.end());
+      first.push_back(static_cast<index_t>(rows.size()));
+    }
+    plan->send_first.push_back(std::move(first));
+    plan->send_rows_host.push_back(std::move(rows));
+  }
+  for_each_part(where, false, [&](std::size_t s, int) {
+    plan->local[s] = to_gpu(blocks[s].local);
+    plan->remote[s] = to_gpu(blocks[s].remote);
+    plan->send_rows[s] = device_buffer<index_t>(plan->send_rows_host[s]);
+  });
+  return plan;
+}
+
+/// The selection matrix of slot s's sent rows: row i holds a 1 at column send_rows[i], so that
+/// select · B_p is the csr of the rows of B_p other parts need (exact: products with 1).
+template <scalar T>
+csr<T, cpu> selection_matrix(const std::vector<index_t>& rows, index_t cols) {
+  std::vector<index_t> ptr(rows.size() + 1);
+  for (std::size_t i = 0; i <= rows.size(); ++i)
+    ptr[i] = static_cast<index_t>(i);
+  return csr<T, cpu>(unchecked, static_cast<index_t>(rows.size()), cols, std::move(ptr),
+                     std::vector<index_t>(rows), std::vector<T>(rows.size(), T(1)));
+}
+
+inline void require_same_cluster(const cluster& a, const cluster& b, const char* what) {
+  if (!(a == b))
+    throw error(std::string(what) + ": the operands belong to different clusters (" + a.describe() +
+                "; " + b.describe() + "); distribute them onto one spade::cluster object");
+}
+
+}  // namespace detail
+
+template <scalar T>
+const detail::halo_plan<T>& csr<T, multi_gpu>::halo_for(const detail::row_partition& cols) const {
+  if (!halo_ || !(halo_->cols == cols)) halo_ = detail::make_halo_plan(*this, cols);
+  return *halo_;
+}
+
+// ---- distribute, gather --------------------------------------------------------------------
+
+/// `a`'s rows split over `where`'s GPUs in contiguous blocks balanced by entries (each row
+/// counted one more for its output), each block copied to its GPU. A gpu `a` is read through
+/// the host. Throws spade::error for an empty cluster.
+template <scalar T, space S>
+csr<T, multi_gpu> distribute(const csr<T, S>& a, const cluster& where,
+                             const detail::row_partition* rows = nullptr) {
+  static_assert(!std::is_same_v<S, multi_gpu>, "spade::distribute: already distributed");
+  if (where.size() == 0) throw error("spade::distribute: the cluster has no GPUs");
+  if constexpr (std::is_same_v<S, gpu>) {
+    return distribute(to_cpu(a), where, rows);
+  } else {
+    const detail::row_partition split =
+        rows ? *rows : detail::partition_by_entries(a, where.size());
+    if (split.rows() != a.rows() || split.parts() != where.size())
+      throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
+                               " rows in " + std::to_string(split.parts()) + " parts for a " +
+                               std::to_string(a.rows()) + "-row matrix on " +
+                               std::to_string(where.size()) + " GPUs");
+    std::vector<csr<T, gpu>> parts(where.my_parts().size());
+    std::vector<std::int64_t> nnz(static_cast<std::size_t>(where.size()));
+    const auto& ptr = a.row_ptr();
+    for (int p = 0; p < where.size(); ++p)
+      nnz[static_cast<std::size_t>(p)] = ptr[static_cast<std::size_t>(split.end(p))] -
+                                         ptr[static_cast<std::size_t>(split.begin(p))];
+    detail::for_each_part(where, false, [&](std::size_t slot, int p) {
+      const auto begin = static_cast<std::size_t>(split.begin(p));
+      const auto end = static_cast<std::size_t>(split.end(p));
+      const auto from = static_cast<std::size_t>(ptr[begin]);
+      const auto to = static_cast<std::size_t>(ptr[end]);
+      std::vector<index_t> block_ptr(end - begin + 1);
+      for (std::size_t r = begin; r <= end; ++r)
+        block_ptr[r - begin] = static_cast<index_t>(ptr[r] - ptr[begin]);
+      parts[slot] = to_gpu(
+          csr<T, cpu>(unchecked, split.size(p), a.cols(), std::move(block_ptr),
+                      std::vector<index_t>(a.col_idx().begin() + static_cast<std::ptrdiff_t>(from),
+                                           a.col_idx().begin() + static_cast<std::ptrdiff_t>(to)),
+                      std::vector<T>(a.values().begin() + static_cast<std::ptrdiff_t>(from),
+                                     a.values().begin() + static_cast<std::ptrdiff_t>(to))));
+    });
+    return csr<T, multi_gpu>(where, split, a.cols(), std::move(parts), std::move(nnz));
+  }
+}
+
+/// `x`'s elements split over `where`'s GPUs in equal contiguous blocks (or by `rows`).
+template <storage_scalar T, space S>
+vector<T, multi_gpu> distribute(const vector<T, S>& x, const cluster& where,
+                                const detail::row_partition* rows = nullptr) {
+  static_assert(!std::is_same_v<S, multi_gpu>, "spade::distribute: already distributed");
+  if (where.size() == 0) throw error("spade::distribute: the cluster has no GPUs");
+  if constexpr (std::is_same_v<S, gpu>) {
+    return distribute(to_cpu(x), where, rows);
+  } else {
+    const detail::row_partition split =
+        rows ? *rows
+             : detail::balanced_rows(
+                   std::vector<std::int64_t>(static_cast<std::size_t>(x.size()) + 1, 0),
+                   where.size());
+    if (split.rows() != x.size() || split.parts() != where.size())
+      throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
+                               " rows for a vector of " + std::to_string(x.size()));
+    std::vector<vector<T, gpu>> parts(where.my_parts().size());
+    detail::for_each_part(where, false, [&](std::size_t slot, int p) {
+      const auto begin = x.values().begin() + split.begin(p);
+      parts[slot] = to_gpu(vector<T, cpu>(std::vector<T>(begin, begin + split.size(p))));
+    });
+    return vector<T, multi_gpu>(where, split, std::move(parts));
+  }
+}
+
+/// `d`'s rows split over `where`'s GPUs in equal contiguous blocks (or by `rows`), layout kept.
+template <storage_scalar T, space S, layout L>
+dense<T, multi_gpu, L> distribute(const dense<T, S, L>& d, const cluster& where,
+                                  const detail::row_partition* rows = nullptr) {
+  static_assert(!std::is_same_v<S, multi_gpu>, "spade::distribute: already distributed");
+  if (where.size() == 0) throw error("spade::distribute: the cluster has no GPUs");
+  if constexpr (std::is_same_v<S, gpu>) {
+    return distribute(to_cpu(d), where, rows);
+  } else {
+    const detail::row_partition split =
+        rows ? *rows
+             : detail::balanced_rows(
+                   std::vector<std::int64_t>(static_cast<std::size_t>(d.rows()) + 1, 0),
+                   where.size());
+    if (split.rows() != d.rows() || split.parts() != where.size())
+      throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
+                               " rows for a matrix of " + std::to_string(d.rows()));
+    std::vector<dense<T, gpu, L>> parts(where.my_parts().size());
+    detail::for_each_part(where, false, [&](std::size_t slot, int p) {
+      const index_t n = split.size(p);
+      std::vector<T> block(static_cast<std::size_t>(n) * static_cast<std::size_t>(d.cols()));
+      for (index_t r = 0; r < n; ++r)
+        for (index_t c = 0; c < d.cols(); ++c) {
+          const auto at = std::is_same_v<L, row_major> ? static_cast<std::size_t>(r) * d.cols() + c
+                                                       : static_cast<std::size_t>(c) * n + r;
+          block[at] = d(split.begin(p) + r, c);
+        }
+      parts[slot] = to_gpu(dense<T, cpu, L>(unchecked, n, d.cols(), std::move(block)));
+    });
+    return dense<T, multi_gpu, L>(where, split, d.cols(), std::move(parts));
+  }
+}
+
+/// `x` split like `like`'s rows (a multi_gpu object of as many rows): operands of one
+/// element-wise expression must be split alike, e.g. the vectors of a solver and its matrix.
+template <class X, class Like>
+requires std::is_same_v<typename Like::space_type, multi_gpu>
+auto distribute(const X& x, const Like& like) {
+  return distribute(x, like.cluster(), &like.partition());
+}
+
+/// The whole of a multi_gpu object, on the host (its parts copied back and stacked).
+template <scalar T>
+csr<T, cpu> gather(const csr<T, multi_gpu>& a) {
+  if (a.local_parts() != static_cast<std::size_t>(a.cluster().size()))
+    throw error("spade::gather: parts held by other processes are not gathered by this build");
+  std::vector<csr<T, cpu>> pieces;
+  for (std::size_t s = 0; s < a.local_parts(); ++s)
+    pieces.push_back(to_cpu(a.slot(s)));
+  return detail::stack_rows(pieces, a.cols());
+}
+template <storage_scalar T>
+vector<T, cpu> gather(const vector<T, multi_gpu>& x) {
+  if (x.local_parts() != static_cast<std::size_t>(x.cluster().size()))
+    throw error("spade::gather: parts held by other processes are not gathered by this build");
+  std::vector<T> all;
+  all.reserve(static_cast<std::size_t>(x.size()));
+  for (std::size_t s = 0; s < x.local_parts(); ++s) {
+    const auto piece = to_cpu(x.slot(s));
+    all.insert(all.end(), piece.values().begin(), piece.values().end());
+  }
+  return vector<T, cpu>(std::move(all));
+}
+template <storage_scalar T, layout L>
+dense<T, cpu, L> gather(const dense<T, multi_gpu, L>& d) {
+  if (d.local_parts() != static_cast<std::size_t>(d.cluster().size()))
+    throw error("spade::gather: parts held by other processes are not gathered by this build");
+  dense<T, cpu, L> all(d.rows(), d.cols());
+  for (std::size_t s = 0; s < d.local_parts(); ++s) {
+    const auto piece = to_cpu(d.slot(s));
+    const index_t first = d.partition().begin(d.cluster().my_parts()[s]);
+    for (index_t r = 0; r < piece.rows(); ++r)
+      for (index_t c = 0; c < piece.cols(); ++c)
+        all(first + r, c) = piece(r, c);
+  }
+  return all;
+}
+
+/// to_cpu of a multi_gpu object is its gather (so spade::reference checks distributed results).
+template <scalar T>
+csr<T, cpu> to_cpu(const csr<T, multi_gpu>& a) {
+  return gather(a);
+}
+template <storage_scalar T>
+vector<T, cpu> to_cpu(const vector<T, multi_gpu>& x) {
+  return gather(x);
+}
+template <storage_scalar T, layout L>
+dense<T, cpu, L> to_cpu(const dense<T, multi_gpu, L>& d) {
+  return gather(d);
+}
+
+namespace detail {
+
+// ---- products ------------------------------------------------------------------------------
+
+template <class X>
+index_t width_of(const X& x) {
+  if constexpr (is_vector_v<X>)
+    return 1;
+  else
+    return x.cols();
+}
+
+template <class X>
+constexpr bool row_major_rows() {
+  if constexpr (is_vector_v<X>)
+    return true;
+  else
+    return std::is_same_v<typename X::layout_type, row_major>;
+}
+
+/// The halo received by a part, as the gpu operand remote_p multiplies.
+template <class X, class T>
+auto halo_operand(device_buffer<T> values, index_t rows, index_t width) {
+  if constexpr (is_vector_v<X>)
+    return vector<T, gpu>(std::move(values));
+  else
+    return dense<T, gpu, row_major>(unchecked, rows, width, std::move(values));
+}
+
+/// Y = A·X for a multi_gpu csr A and a multi_gpu vector or dense X: each part packs the rows
+/// of its block of X that others read, one NCCL group exchanges them while each part computes
+/// local_p · X_p, then each adds remote_p · halo_p. Y is split like A's rows.
+template <scalar T, class X, class Y>
+void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
+  require_same_cluster(a.cluster(), x.cluster(), "multi_gpu product");
+  if (a.cols() != x.partition().rows())
+    throw dimension_mismatch("multi_gpu product: lhs is " + expr::shape_text(a.rows(), a.cols()) +
+                             ", rhs has " + std::to_string(x.partition().rows()) + " rows");
+  const cluster& where = a.cluster();
+  const halo_plan<T>& plan = a.halo_for(x.partition());
+  const index_t width = width_of(x);
+  const std::size_t slots = a.local_parts();
+  std::vector<device_buffer<T>> sent(slots), received(slots);
+  std::vector<part_exchange> exchange(slots);
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
+    sent[s] = device_buffer<T>(static_cast<std::size_t>(plan.send_size(s)) * width);
+    received[s] = device_buffer<T>(static_cast<std::size_t>(plan.halo_size(s)) * width);
+    pack_rows(where.context_of(p), x.slot(s).values().data(), x.partition().size(p), width,
+              row_major_rows<X>(), plan.send_rows[s].data(), plan.send_size(s), sent[s].data());
+    exchange[s].part = p;
+    for (std::size_t q = 0; q < slots; ++q) {
+      const auto peer = static_cast<int>(q);
+      const std::size_t out_first = static_cast<std::size_t>(plan.send_first[s][q]);
+      const std::size_t out_count = static_cast<std::size_t>(plan.send_first[s][q + 1]) - out_first;
+      const std::size_t in_first = static_cast<std::size_t>(plan.halo_first[s][q]);
+      const std::size_t in_count = static_cast<std::size_t>(plan.halo_first[s][q + 1]) - in_first;
+      if (out_count)
+        exchange[s].sends.push_back(
+            {peer, sent[s].data() + out_first * width, out_count * row_bytes});
+      if (in_count)
+        exchange[s].receives.push_back(
+            {peer, received[s].data() + in_first * width, in_count * row_bytes});
+    }
+  });
+  post_exchange(where, exchange);
+  std::vector<typename Y::part_type> result(slots);
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    const index_t rows = a.partition().size(p);
+    if (plan.local[s].cols() == 0 || rows == 0) {
+      if constexpr (is_vector_v<Y>)
+        result[s] = typename Y::part_type(rows);
+      else
+        result[s] = typename Y::part_type(rows, width);
+    } else {
+      result[s] = plan.local[s] * x.slot(s);
+    }
+  });
+  join_exchange(where);
+  for_each_part(where, false, [&](std::size_t s, int) {
+    if (plan.halo_size(s) == 0 || result[s].values().size() == 0) return;
+    const auto halo = halo_operand<X>(std::move(received[s]), plan.halo_size(s), width);
+    result[s] = T(1) * (plan.remote[s] * halo) + T(1) * result[s];
+  });
+  // The sent buffers are freed on each context stream, which now waits for the exchange.
+  for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
+  if constexpr (is_vector_v<Y>)
+    y = Y(where, a.partition(), std::move(result));
+  else
+    y = Y(where, a.partition(), width, std::move(result));
+}
+
+/// C = A·B for multi_gpu csr A and B (B's rows split like A's columns are read): each part
+/// receives the rows of B its entries name from their owners (each owner cuts them out of its
+/// block as select · B_q, exact) and computes local_p · B_p + remote_p · B_halo on its GPU.
+template <scalar T>
+void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
+                        csr<T, multi_gpu>& c) {
+  require_same_cluster(a.cluster(), b.cluster(), "multi_gpu product");
+  if (a.cols() != b.rows())
+    throw dimension_mismatch("multi_gpu product: lhs is " + expr::shape_text(a.rows(), a.cols()) +
+                             ", rhs is " + expr::shape_text(b.rows(), b.cols()) +
+                             " (lhs columns must equal rhs rows)");
+  const cluster& where = a.cluster();
+  const halo_plan<T>& plan = a.halo_for(b.partition());
+  const std::size_t slots = a.local_parts();
+  // What each part sends: the rows of its block of B that others name, as one csr.
+  std::vector<csr<T, gpu>> picked(slots);
+  std::vector<std::vector<index_t>> picked_ptr(slots);
+  for_each_part(where, true, [&](std::size_t s, int) {
+    if (plan.send_size(s) == 0) return;
+    const auto select = to_gpu(selection_matrix<T>(plan.send_rows_host[s], b.slot(s).rows()));
+    picked[s] = select * b.slot(s);
+    picked_ptr[s] = picked[s].row_ptr().to_host();
+  });
+  // Sizes are known on the host (one process drives every part): receivers allocate.
+  const auto entries_from = [&](std::size_t q, std::size_t p) {
+    const auto first = static_cast<std::size_t>(plan.send_first[q][p]);
+    const auto end = static_cast<std::size_t>(plan.send_first[q][p + 1]);
+    return first == end ? std::pair<index_t, index_t>{0, 0}
+                        : std::pair<index_t, index_t>{picked_ptr[q][first], picked_ptr[q][end]};
+  };
+  std::vector<device_buffer<index_t>> halo_ptr(slots), halo_col(slots);
+  std::vector<device_buffer<T>> halo_val(slots);
+  std::vector<std::vector<std::int64_t>> halo_base(slots);
+  std::vector<part_exchange> exchange(slots);
+  for_each_part(where, false, [&](std::size_t p, int part) {
+    std::int64_t total = 0;
+    halo_base[p].assign(slots + 1, 0);
+    for (std::size_t q = 0; q < slots; ++q) {
+      const auto [from, to] = entries_from(q, p);
+      halo_base[p][q] = total;
+      total += to - from;
+    }
+    halo_base[p][slots] = total;
+    context& ctx = where.context_of(part);
+    halo_ptr[p] = device_buffer<index_t>(static_cast<std::size_t>(plan.halo_size(p)) + 1);
+    halo_col[p] = device_buffer<index_t>(static_cast<std::size_t>(total));
+    halo_val[p] = device_buffer<T>(static_cast<std::size_t>(total));
+    ctx.fill_zero(halo_ptr[p].data(), sizeof(index_t));
+    exchange[p].part = part;
+  });
+  for (std::size_t q = 0; q < slots; ++q)
+    for (std::size_t p = 0; p < slots; ++p) {
+      const auto rows = static_cast<std::size_t>(plan.send_first[q][p + 1] - plan.send_first[q][p]);
+      if (rows == 0) continue;
+      const auto [from, to] = entries_from(q, p);
+      const auto n = static_cast<std::size_t>(to - from);
+      const auto first_row = static_cast<std::size_t>(plan.send_first[q][p]);
+      const auto at_row = static_cast<std::size_t>(plan.halo_first[p][q]);
+      const auto at = static_cast<std::size_t>(halo_base[p][q]);
+      auto& out = exchange[q].sends;
+      auto& in = exchange[p].receives;
+      const int to_part = static_cast<int>(p), from_part = static_cast<int>(q);
+      out.push_back({to_part, picked[q].row_ptr().data() + first_row + 1, rows * sizeof(index_t)});
+      in.push_back({from_part, halo_ptr[p].data() + at_row + 1, rows * sizeof(index_t)});
+      out.push_back({to_part, picked[q].col_idx().data() + from, n * sizeof(index_t)});
+      in.push_back({from_part, halo_col[p].data() + at, n * sizeof(index_t)});
+      out.push_back({to_part, picked[q].values().data() + from, n * sizeof(T)});
+      in.push_back({from_part, halo_val[p].data() + at, n * sizeof(T)});
+    }
+  post_exchange(where, exchange);
+  join_exchange(where);
+  std::vector<csr<T, gpu>> result(slots);
+  std::vector<std::int64_t> nnz(slots, 0);
+  for_each_part(where, true, [&](std::size_t p, int part) {
+    context& ctx = where.context_of(part);
+    // Received row pointers count from the sender's first sent entry; rebase them onto this
+    // part's halo arrays.
+    for (std::size_t q = 0; q < slots; ++q) {
+      const auto rows = static_cast<std::size_t>(plan.halo_first[p][q + 1] - plan.halo_first[p][q]);
+      if (rows == 0) continue;
+      add_to_indices(ctx, halo_ptr[p].data() + plan.halo_first[p][q] + 1, rows,
+                     halo_base[p][q] - entries_from(q, p).first);
+    }
+    const index_t rows = a.partition().size(part);
+    if (rows == 0 || (plan.local[p].cols() == 0 && plan.halo_size(p) == 0)) {
+      result[p] = csr<T, gpu>(rows, b.cols());
+    } else if (plan.halo_size(p) == 0) {
+      result[p] = plan.local[p] * b.slot(p);
+    } else {
+      const csr<T, gpu> halo(unchecked, plan.halo_size(p), b.cols(), std::move(halo_ptr[p]),
+                             std::move(halo_col[p]), std::move(halo_val[p]));
+      if (plan.local[p].cols() == 0)
+        result[p] = plan.remote[p] * halo;
+      else
+        result[p] = plan.local[p] * b.slot(p) + plan.remote[p] * halo;
+    }
+    nnz[p] = result[p].nnz();
+  });
+  for_each_part(where, false, [&](std::size_t s, int) { picked[s] = csr<T, gpu>(); });
+  c = csr<T, multi_gpu>(where, a.partition(), b.cols(), std::move(result), std::move(nnz));
+}
+
+// ---- element-wise trees: the same tree over each part's blocks -------------------------------
+
+template <class E>
+inline constexpr bool is_distributed_leaf_v =
+    matrix_or_vector<E>&& std::is_same_v<typename E::space_type, multi_gpu>;
+
+template <class X>
+struct unsupported_on_multi_gpu {
+  static_assert(sizeof(X) == 0,
+                "spade: this expression node has no multi_gpu rule yet (transposes, views, "
+                "column scalings, column sums, diagonals, dense-times-anything and "
+                "sparse_view are single-GPU only; docs/multi-gpu.md lists what runs)");
+};
+
+/// Calls f(leaf) for every multi_gpu storage operand of e.
+template <class E, class F>
+void for_each_leaf(const E& e, F&& f) {
+  if constexpr (is_distributed_leaf_v<E>) {
+    f(e);
+  } else if constexpr (matrix_or_vector<E>) {
+  } else if constexpr (requires {
+                         e.lhs;
+                         e.rhs;
+                       }) {
+    for_each_leaf(e.lhs, f);
+    for_each_leaf(e.rhs, f);
+  } else if constexpr (requires {
+                         e.diag;
+                         e.inner;
+                       }) {
+    for_each_leaf(e.diag, f);
+    for_each_leaf(e.inner, f);
+  } else if constexpr (requires {
+                         e.inner;
+                         e.dense;
+                       }) {
+    for_each_leaf(e.inner, f);
+    for_each_leaf(e.dense, f);
+  } else if constexpr (requires { e.inner; }) {
+    for_each_leaf(e.inner, f);
+  }
+}
+
+/// e with every product evaluated first (into a multi_gpu temporary it then holds).
+template <class E>
+decltype(auto) products_evaluated(const E& e);
+
+template <class E>
+constexpr bool holds_product() {
+  if constexpr (expr::is_product_v<E>) {
+    return true;
+  } else if constexpr (matrix_or_vector<E>) {
+    return false;
+  } else if constexpr (requires {
+                         typename E::lhs_type;
+                         typename E::rhs_type;
+                       }) {
+    return holds_product<typename E::lhs_type>() || holds_product<typename E::rhs_type>();
+  } else if constexpr (requires {
+                         typename E::inner_type;
+                         typename E::diag_type;
+                       }) {
+    return holds_product<typename E::inner_type>() || holds_product<typename E::diag_type>();
+  } else if constexpr (requires {
+                         typename E::inner_type;
+                         typename E::dense_type;
+                       }) {
+    return holds_product<typename E::inner_type>() || holds_product<typename E::dense_type>();
+  } else if constexpr (requires { typename E::inner_type; }) {
+    return holds_product<typename E::inner_type>();
+  } else {
+    return false;
+  }
+}
+
+template <class E>
+decltype(auto) products_evaluated(const E& e) {
+  if constexpr (!holds_product<E>()) {
+    return (e);
+  } else if constexpr (expr::is_product_v<E>) {
+    return expr::result_t<E>(e);
+  } else if constexpr (expr::is_sum_v<E>) {
+    using L = decltype(products_evaluated(e.lhs));
+    using R = decltype(products_evaluated(e.rhs));
+    return expr::sum<L, R>(products_evaluated(e.lhs), products_evaluated(e.rhs));
+  } else if constexpr (expr::is_scaled_v<E>) {
+    using I = decltype(products_evaluated(e.inner));
+    return expr::scaled<I>(e.factor, products_evaluated(e.inner));
+  } else if constexpr (expr::is_cwise_unary_v<E>) {
+    using I = decltype(products_evaluated(e.inner));
+    return expr::cwise_unary<typename E::op_type, I>(e.param, products_evaluated(e.inner));
+  } else if constexpr (expr::is_cwise_binary_v<E>) {
+    using L = decltype(products_evaluated(e.lhs));
+    using R = decltype(products_evaluated(e.rhs));
+    return expr::cwise_binary<typename E::op_type, L, R>(products_evaluated(e.lhs),
+                                                         products_evaluated(e.rhs));
+  } else if constexpr (expr::is_cast_v<E>) {
+    using I = decltype(products_evaluated(e.inner));
+    return expr::cast_node<typename E::value_type, I>(products_evaluated(e.inner));
+  } else {
+    return unsupported_on_multi_gpu<E>{};
+  }
+}
+
+/// e over part `slot`'s blocks: multi_gpu leaves become references to the gpu blocks of that
+/// part, the nodes stay what they are (so the single-GPU planner fuses them as usual).
+template <class E>
+decltype(auto) local_tree(const E& e, std::size_t slot) {
+  if constexpr (is_distributed_leaf_v<E>) {
+    return (e.slot(slot));
+  } else if constexpr (matrix_or_vector<E>) {
+    return unsupported_on_multi_gpu<E>{};  // a single-GPU operand among multi_gpu ones
+  } else if constexpr (expr::is_sum_v<E>) {
+    using L = decltype(local_tree(e.lhs, slot));
+    using R = decltype(local_tree(e.rhs, slot));
+    return expr::sum<L, R>(local_tree(e.lhs, slot), local_tree(e.rhs, slot));
+  } else if constexpr (expr::is_scaled_v<E>) {
+    using I = decltype(local_tree(e.inner, slot));
+    return expr::scaled<I>(e.factor, local_tree(e.inner, slot));
+  } else if constexpr (expr::is_cwise_unary_v<E>) {
+    using I = decltype(local_tree(e.inner, slot));
+    return expr::cwise_unary<typename E::op_type, I>(e.param, local_tree(e.inner, slot));
+  } else if constexpr (expr::is_cwise_binary_v<E>) {
+    using L = decltype(local_tree(e.lhs, slot));
+    using R = decltype(local_tree(e.rhs, slot));
+    return expr::cwise_binary<typename E::op_type, L, R>(local_tree(e.lhs, slot),
+                                                         local_tree(e.rhs, slot));
+  } else if constexpr (expr::is_cast_v<E>) {
+    using I = decltype(local_tree(e.inner, slot));
+    return expr::cast_node<typename E::value_type, I>(local_tree(e.inner, slot));
+  } else if constexpr (expr::is_pattern_intersection_v<E>) {
+    using L = decltype(local_tree(e.lhs, slot));
+    using R = decltype(local_tree(e.rhs, slot));
+    return expr::pattern_intersection<L, R>(local_tree(e.lhs, slot), local_tree(e.rhs, slot));
+  } else if constexpr (expr::is_masked_product_v<E> && !expr::is_sddmm_v<E>) {
+    using S = decltype(local_tree(e.inner, slot));
+    using D = decltype(local_tree(e.dense, slot));
+    return expr::masked_product<S, D>(local_tree(e.inner, slot), local_tree(e.dense, slot));
+  } else if constexpr (expr::is_diagonal_scaled_v<E> && E::direction == expr::axis::rows) {
+    using V = decltype(local_tree(e.diag, slot));
+    using I = decltype(local_tree(e.inner, slot));
+    return expr::diagonal_scaled<expr::axis::rows, V, I>(local_tree(e.diag, slot),
+                                                         local_tree(e.inner, slot));
+  } else if constexpr (expr::is_axis_sum_v<E> && E::direction == expr::axis::rows) {
+    using I = decltype(local_tree(e.inner, slot));
+    return expr::axis_sum<expr::axis::rows, I>(local_tree(e.inner, slot));
+  } else {
+    return unsupported_on_multi_gpu<E>{};
+  }
+}
+
+/// The one row partition of e's multi_gpu leaves, checked: they must share a cluster and be
+/// split alike (the rows of an element-wise expression are combined part by part).
+template <class E>
+std::pair<const cluster*, const row_partition*> common_split(const E& e, const char* what) {
+  const cluster* where = nullptr;
+  const row_partition* rows = nullptr;
+  for_each_leaf(e, [&](const auto& leaf) {
+    if (!where) {
+      where = &leaf.cluster();
+      rows = &leaf.partition();
+      return;
+    }
+    require_same_cluster(*where, leaf.cluster(), what);
+    if (!(*rows == leaf.partition()))
+      throw dimension_mismatch(std::string(what) +
+                               ": the operands are split differently over "
+                               "the GPUs (rows " +
+                               partition_text(*rows) + " and " + partition_text(leaf.partition()) +
+                               "); distribute one like the other: spade::distribute(x, like)");
+  });
+  if (!where) throw error(std::string(what) + ": the expression has no multi_gpu operand");
+  return {where, rows};
+}
+
+template <class Dest>
+Dest make_distributed(const cluster& where, const row_partition& rows, index_t cols,
+                      std::vector<typename Dest::part_type> parts) {
+  if constexpr (is_vector_v<Dest>) {
+    (void)cols;
+    return Dest(where, rows, std::move(parts));
+  } else if constexpr (is_csr_v<Dest>) {
+    std::vector<std::int64_t> nnz;
+    for (const auto& part : parts)
+      nnz.push_back(part.nnz());
+    if (nnz.size() != static_cast<std::size_t>(where.size()))
+      throw error("multi_gpu: a csr over parts in several processes needs their sizes exchanged");
+    return Dest(where, rows, cols, std::move(parts), std::move(nnz));
+  } else {
+    return Dest(where, rows, cols, std::move(parts));
+  }
+}
+
+/// Evaluates a tree without products over multi_gpu operands split alike: each part assigns
+/// the same tree over its blocks (the single-GPU planner: fused kernels, cuSPARSE, ...).
+template <class Dest, class E>
+void assign_local(Dest& dest, const E& e) {
+  const auto [where, rows] = common_split(e, "multi_gpu expression");
+  std::vector<typename Dest::part_type> parts(where->my_parts().size());
+  for_each_part(*where, false, [&](std::size_t s, int) { parts[s] = local_tree(e, s); });
+  dest = make_distributed<Dest>(*where, *rows, expr::cols_of(e), std::move(parts));
+}
+
+template <class Dest, class E>
+void assign_distributed(Dest& dest, const E& e) {
+  using R = expr::result_t<E>;
+  static_assert(std::is_same_v<typename R::space_type, multi_gpu>,
+                "spade: a multi_gpu object is assigned an expression over multi_gpu operands; "
+                "distribute the others onto its cluster first (spade::distribute)");
+  static_assert(std::is_same_v<typename Dest::value_type, typename R::value_type>,
+                "spade: assignment: the destination's scalar type differs from the expression's");
+  static_assert(is_vector_v<Dest> == is_vector_v<R> && is_csr_v<Dest> == is_csr_v<R>,
+                "spade: a multi_gpu expression is assigned to its own result type (a csr to a "
+                "csr, a dense to a dense of any layout, a vector to a vector)");
+  if constexpr (expr::is_product_v<E>) {
+    using A = expr::bare_t<decltype(e.lhs)>;
+    using B = expr::bare_t<decltype(e.rhs)>;
+    if constexpr (!is_csr_v<A>) {
+      // A product whose lhs is itself an expression: evaluate it first.
+      if constexpr (expr::is_product_v<A> || expr::is_sum_v<A> || expr::is_scaled_v<A>) {
+        const expr::result_t<A> lhs(e.lhs);
+        assign_distributed(dest,
+                           expr::product<const expr::result_t<A>&, decltype(e.rhs)>(lhs, e.rhs));
+      } else {
+        unsupported_on_multi_gpu<A>{};
+      }
+    } else if constexpr (!matrix_or_vector<B>) {
+      const expr::result_t<B> rhs(e.rhs);
+      assign_distributed(dest,
+                         expr::product<decltype(e.lhs), const expr::result_t<B>&>(e.lhs, rhs));
+    } else if constexpr (is_csr_v<B>) {
+      R result;
+      distributed_spgemm(e.lhs, e.rhs, result);
+      dest = std::move(result);
+    } else {
+      R result;
+      distributed_spmm(e.lhs, e.rhs, result);
+      if constexpr (std::is_same_v<Dest, R>)
+        dest = std::move(result);
+      else
+        assign_local(dest, result);  // another layout: each part converts its block
+    }
+  } else if constexpr (holds_product<E>()) {
+    const auto& evaluated = products_evaluated(e);
+    assign_local(dest, evaluated);
+  } else {
+    assign_local(dest, e);
+  }
+}
+
+// ---- reductions: each part's, combined over the cluster -------------------------------------
+
+template <bool Square, class E>
+typename E::value_type distributed_reduce(reduction kind, const E& e, const char* what,
+                                          std::int64_t* count) {
+  using T = typename E::value_type;
+  const auto& evaluated = products_evaluated(e);
+  const auto [where, rows] = common_split(evaluated, what);
+  (void)rows;
+  std::vector<double> values(where->my_parts().size(), 0.0);
+  std::vector<double> counts(where->my_parts().size(), 0.0);
+  std::vector<double> empty(where->my_parts().size(), 0.0);
+  for_each_part(*where, false, [&](std::size_t s, int) {
+    const auto local = local_tree(evaluated, s);
+    std::int64_t n = 0;
+    if (kind == reduction::sum) {
+      values[s] = static_cast<double>(reduce_cwise<Square>(kind, local, what, &n));
+    } else {
+      // An empty part has no max or min: it takes no part in the combine.
+      const std::int64_t elements = std::int64_t{expr::rows_of(local)} * expr::cols_of(local);
+      if constexpr (sparse_matrix<expr::result_t<decltype(local)>>) {
+        (void)elements;
+        const auto scaled = spade::eval(local);
+        if (scaled.nnz() == 0) {
+          empty[s] = 1;
+          return;
+        }
+        values[s] = static_cast<double>(reduce_cwise<Square>(kind, scaled, what, &n));
+      } else {
+        if (elements == 0) {
+          empty[s] = 1;
+          return;
+        }
+        values[s] = static_cast<double>(reduce_cwise<Square>(kind, local, what, &n));
+      }
+    }
+    counts[s] = static_cast<double>(n);
+  });
+  const double total_count = combine_parts(*where, counts, part_combine::sum);
+  if (count) *count = static_cast<std::int64_t>(total_count);
+  if (kind == reduction::sum)
+    return static_cast<T>(combine_parts(*where, values, part_combine::sum));
+  if (total_count == 0)
+    throw dimension_mismatch(std::string(what) + ": the expression has no elements");
+  // Empty parts take the first non-empty part's value (max and min are idempotent); a part
+  // of another process with no elements counts as -inf / +inf through the all-reduce.
+  const part_combine how = kind == reduction::max ? part_combine::max : part_combine::min;
+  const double neutral = how == part_combine::max ? -INFINITY : INFINITY;
+  for (std::size_t s = 0; s < values.size(); ++s)
+    if (empty[s]) values[s] = neutral;
+  return static_cast<T>(combine_parts(*where, values, how));
+}
+
+/// dot(x, y) over multi_gpu operands: each part's own dot (for vectors the single-GPU vendor
+/// dot, so a cluster of one gives the single-GPU bits), summed over the parts in part order.
+template <class X, class Y>
+typename expr::result_t<X>::value_type distributed_dot(const X& x, const Y& y) {
+  using T = typename expr::result_t<X>::value_type;
+  if (expr::rows_of(x) != expr::rows_of(y) || expr::cols_of(x) != expr::cols_of(y))
+    throw dimension_mismatch("dot: shapes " + expr::shape_text(expr::rows_of(x), expr::cols_of(x)) +
+                             " and " + expr::shape_text(expr::rows_of(y), expr::cols_of(y)) +
+                             " differ");
+  const auto& ex = products_evaluated(x);
+  const auto& ey = products_evaluated(y);
+  const auto [where, rows] = common_split(expr::sum<decltype(ex), decltype(ey)>(ex, ey), "dot");
+  (void)rows;
+  std::vector<double> values(where->my_parts().size(), 0.0);
+  for_each_part(*where, false, [&](std::size_t s, int) {
+    values[s] = static_cast<double>(spade::dot(local_tree(ex, s), local_tree(ey, s)));
+  });
+  return static_cast<T>(combine_parts(*where, values, part_combine::sum));
+}
+
+// ---- explain ---------------------------------------------------------------------------------
+
+template <class E>
+std::string explain_distributed(const E& e);
+
+template <scalar T, class X>
+std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) {
+  const halo_plan<T>& plan = a.halo_for(x.partition());
+  const cluster& where = a.cluster();
+  std::string text = "multi_gpu product over " + where.describe() + "\n";
+  text += "  rows of A split by " + std::string(is_csr_v<X> ? "products" : "entries") + ": " +
+          partition_text(a.partition()) + "; rhs rows split " + partition_text(x.partition()) +
+          "\n";
+  text += "  A's entries: " + std::to_string(plan.local_entries) + " read the part's own rows, " +
+          std::to_string(plan.remote_entries) + " read rows of other parts\n";
+  const index_t width = width_of(x);
+  std::int64_t bytes = 0;
+  if constexpr (!is_csr_v<X>) bytes = plan.halo_rows * width * static_cast<std::int64_t>(sizeof(T));
+  text +=
+      "  step 1, halo exchange (NCCL grouped send/receive on each part's communication "
+      "stream): " +
+      std::to_string(plan.halo_rows) + " rows of the rhs move in all";
+  if constexpr (!is_csr_v<X>)
+    text += " (" + std::to_string(bytes) + " bytes), overlapped with step 2";
+  else
+    text += " (each owner cuts them out as select * B_q, then row pointers, columns, values)";
+  text += "\n";
+  for (std::size_t s = 0; s < a.local_parts(); ++s) {
+    const int p = where.my_parts()[s];
+    text += "    part " + std::to_string(p) + " receives";
+    for (std::size_t q = 0; q < a.local_parts(); ++q) {
+      const index_t n = plan.halo_first[s][q + 1] - plan.halo_first[s][q];
+      if (n) text += " " + std::to_string(n) + " rows from part " + std::to_string(q) + ";";
+    }
+    if (plan.halo_size(s) == 0) text += " nothing";
+    text += "\n";
+  }
+  // The single-GPU plan of the first part's local product, as its GPU plans it.
+  for (std::size_t s = 0; s < a.local_parts(); ++s) {
+    if (plan.local[s].rows() == 0 || plan.local[s].cols() == 0) continue;
+    context_scope scope(where.context_of(where.my_parts()[s]));
+    text += "  step 2, local product on each part (part " + std::to_string(where.my_parts()[s]) +
+            "'s plan shown):\n" + explain(plan.local[s] * x.slot(s));
+    break;
+  }
+  text +=
+      "  step 3, remote product on each part after the exchange: remote_p * halo_p added to "
+      "step 2's result (" +
+      std::string(is_csr_v<X> ? "a csr sum" : "one fused call") + ")\n";
+  return text;
+}
+
+template <class E>
+std::string explain_distributed(const E& e) {
+  if constexpr (expr::is_product_v<E>) {
+    using A = expr::bare_t<decltype(e.lhs)>;
+    using B = expr::bare_t<decltype(e.rhs)>;
+    if constexpr (is_csr_v<A> && matrix_or_vector<B>) {
+      return explain_distributed_product(e.lhs, e.rhs);
+    } else {
+      return "multi_gpu product: its operands are evaluated first (each a multi_gpu temporary), "
+             "then multiplied as a csr times a stored operand\n";
+    }
+  } else {
+    const auto& evaluated = products_evaluated(e);
+    const auto [where, rows] = common_split(evaluated, "spade::explain");
+    std::string text = "multi_gpu expression over " + where->describe() + "\n  rows split " +
+                       partition_text(*rows) +
+                       "; no communication: each part evaluates the same expression over its "
+                       "blocks";
+    if constexpr (holds_product<E>())
+      text += " (its products evaluated first, each with its own exchange)";
+    text += "\n";
+    for (std::size_t s = 0; s < where->my_parts().size(); ++s) {
+      if (rows->size(where->my_parts()[s]) == 0) continue;
+      context_scope scope(where->context_of(where->my_parts()[s]));
+      text += "  part " + std::to_string(where->my_parts()[s]) + "'s plan:\n" +
+              explain(local_tree(evaluated, s));
+      break;
+    }
+    return text;
+  }
+}
+
+}  // namespace detail
+
+/// to_gpu of a multi_gpu object would be ambiguous (which GPU?): a compile error.
+template <class X>
+requires std::is_same_v<typename X::space_type, multi_gpu> && matrix_or_vector<X>
+void to_gpu(const X&) {
+  static_assert(sizeof(X) == 0,
+                "spade::to_gpu: a multi_gpu object already lives on its cluster's GPUs; "
+                "spade::gather(x) gives the whole on the host, x.part(p) one GPU's block");
+}
+
+}  // namespace spade

@@ -1,0 +1,408 @@
+// spade::cluster over NCCL: per-GPU contexts, grouped send/receive exchanges with a timeout,
+// the combine of per-part scalars, and the two small kernels the exchanges need.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "detail/cuda_check.hpp"
+#include "spade/core/error.hpp"
+#include "spade/multi/cluster.hpp"
+
+namespace spade {
+
+namespace {
+
+[[noreturn]] void throw_nccl(ncclResult_t status, ncclComm_t comm, const char* call,
+                             const char* doing) {
+  std::string text =
+      std::string("NCCL error ") + ncclGetErrorString(status) + " from " + call + " while " + doing;
+  if (comm) {
+    const char* last = ncclGetLastError(comm);
+    if (last && *last) text += ": " + std::string(last);
+  }
+  throw cuda_error(text);
+}
+
+#define SPADE_NCCL_TRY(call, comm, doing)                                          \
+  do {                                                                             \
+    const ncclResult_t spade_nccl_status_ = (call);                                \
+    if (spade_nccl_status_ != ncclSuccess && spade_nccl_status_ != ncclInProgress) \
+      throw_nccl(spade_nccl_status_, comm, #call, doing);                          \
+  } while (0)
+
+/// Makes `device` current for its lifetime and restores the previous current device after, so
+/// that code outside (which assumes the default context's device) never sees a changed one.
+class device_guard {
+ public:
+  explicit device_guard(int device) {
+    SPADE_CUDA_TRY(cudaGetDevice(&previous_), "reading the current device");
+    SPADE_CUDA_TRY(cudaSetDevice(device), "selecting a cluster GPU");
+  }
+  ~device_guard() { cudaSetDevice(previous_); }
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+double default_timeout() {
+  if (const char* env = std::getenv("SPADE_NCCL_TIMEOUT")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(env, &end);
+    if (end != env && seconds > 0) return seconds;
+  }
+  return 300.0;
+}
+
+}  // namespace
+
+struct cluster::state {
+  int parts = 0;
+  std::vector<int> mine;                           // parts this process drives
+  std::vector<int> devices;                        // [part] CUDA ordinal (-1: another process's)
+  std::vector<std::unique_ptr<context>> contexts;  // [part]
+  std::vector<ncclComm_t> comms;                   // [part]
+  std::vector<cudaStream_t> comm_streams;          // [part]
+  std::vector<cudaEvent_t> events;                 // [part] reused for ordering
+  bool one_process = true;
+  bool aborted = false;
+  double timeout = default_timeout();
+
+  ~state() {
+    int previous = 0;
+    cudaGetDevice(&previous);
+    for (std::size_t p = 0; p < comms.size(); ++p) {
+      if (!comms[p]) continue;
+      cudaSetDevice(devices[p]);
+      if (aborted)
+        ncclCommAbort(comms[p]);
+      else
+        ncclCommDestroy(comms[p]);
+    }
+    contexts.clear();
+    for (std::size_t p = 0; p < comm_streams.size(); ++p) {
+      if (devices[p] < 0) continue;
+      cudaSetDevice(devices[p]);
+      if (events[p]) cudaEventDestroy(events[p]);
+      if (comm_streams[p]) cudaStreamDestroy(comm_streams[p]);
+    }
+    cudaSetDevice(previous);
+  }
+
+  context& driven(int part) const {
+    if (part < 0 || part >= parts || !contexts[static_cast<std::size_t>(part)])
+      throw error("spade::cluster: part " + std::to_string(part) +
+                  " is not driven by this process (the cluster has " + std::to_string(parts) +
+                  " parts)");
+    return *contexts[static_cast<std::size_t>(part)];
+  }
+  void check_usable() const {
+    if (aborted)
+      throw cuda_error(
+          "spade::cluster: its communicators were aborted after an error or a timeout; make a "
+          "new cluster");
+  }
+};
+
+cluster cluster::local() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw no_device(std::string("spade::cluster::local: no usable CUDA device (") +
+                    (status != cudaSuccess ? cudaGetErrorString(status) : "none present") + ")");
+  return local(count);
+}
+
+cluster cluster::local(int gpus) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess)
+    throw no_device(std::string("spade::cluster::local: no usable CUDA device (") +
+                    cudaGetErrorString(status) + ")");
+  if (gpus < 1)
+    throw error("spade::cluster::local: a cluster needs at least one GPU, not " +
+                std::to_string(gpus));
+  if (gpus > count)
+    throw no_device("spade::cluster::local: " + std::to_string(gpus) + " GPUs asked for, " +
+                    std::to_string(count) + " present");
+  // Spade's exchanges are point-to-point; NVLink multicast (NVLS) is never wanted, and on
+  // shared hosts it must stay off. An explicit setting of the user's wins.
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  // Opening contexts and communicators selects devices; the caller's current one comes back.
+  int current = 0;
+  SPADE_CUDA_TRY(cudaGetDevice(&current), "reading the current device");
+  const device_guard restore(current);
+  auto s = std::make_shared<state>();
+  s->parts = gpus;
+  s->devices.resize(static_cast<std::size_t>(gpus));
+  s->contexts.resize(static_cast<std::size_t>(gpus));
+  s->comms.assign(static_cast<std::size_t>(gpus), nullptr);
+  s->comm_streams.assign(static_cast<std::size_t>(gpus), nullptr);
+  s->events.assign(static_cast<std::size_t>(gpus), nullptr);
+  for (int p = 0; p < gpus; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    s->mine.push_back(p);
+    s->devices[i] = p;
+    s->contexts[i] = std::make_unique<context>(p);
+    const device_guard on(p);
+    SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&s->comm_streams[i], cudaStreamNonBlocking),
+                   "creating a communication stream");
+    SPADE_CUDA_TRY(cudaEventCreateWithFlags(&s->events[i], cudaEventDisableTiming),
+                   "creating a cluster event");
+  }
+  SPADE_NCCL_TRY(ncclCommInitAll(s->comms.data(), gpus, s->devices.data()), nullptr,
+                 "creating the cluster's communicators (ncclCommInitAll)");
+  return cluster(std::move(s));
+}
+
+int cluster::size() const noexcept {
+  return state_ ? state_->parts : 0;
+}
+
+const std::vector<int>& cluster::my_parts() const noexcept {
+  static const std::vector<int> none;
+  return state_ ? state_->mine : none;
+}
+
+context& cluster::context_of(int part) const {
+  if (!state_) throw error("spade::cluster: an empty cluster has no parts");
+  return state_->driven(part);
+}
+
+int cluster::device_of(int part) const {
+  if (!state_ || part < 0 || part >= state_->parts)
+    throw error("spade::cluster: no part " + std::to_string(part));
+  return state_->devices[static_cast<std::size_t>(part)];
+}
+
+std::string cluster::describe() const {
+  if (!state_) return "an empty cluster";
+  std::string text = std::to_string(state_->parts) + (state_->parts == 1 ? " GPU" : " GPUs") +
+                     (state_->one_process ? ", one process" : ", one process each");
+  for (int p : state_->mine) {
+    const auto& props = state_->contexts[static_cast<std::size_t>(p)]->properties();
+    text += (p == state_->mine.front() ? ": " : ", ") + std::to_string(p) + " = " + props.name +
+            " (device " + std::to_string(props.ordinal) + ")";
+  }
+  return text;
+}
+
+void cluster::set_timeout(double seconds) {
+  if (!state_) throw error("spade::cluster: an empty cluster has no timeout");
+  if (!(seconds > 0))
+    throw error("spade::cluster::set_timeout: expected a positive number of seconds");
+  state_->timeout = seconds;
+}
+
+double cluster::timeout() const noexcept {
+  return state_ ? state_->timeout : 0.0;
+}
+
+namespace detail {
+
+namespace {
+cluster::state& state_of(const cluster& where) {
+  const auto& handle = where.handle();
+  if (!handle) throw error("spade::cluster: the cluster is empty");
+  handle->check_usable();
+  return *handle;
+}
+}  // namespace
+
+void post_exchange(const cluster& where, const std::vector<part_exchange>& parts) {
+  auto& s = state_of(where);
+  // The communication stream of each part starts after the work queued on its context stream
+  // (the packed rows must be there).
+  for (const part_exchange& x : parts) {
+    const auto p = static_cast<std::size_t>(x.part);
+    context& ctx = s.driven(x.part);
+    const device_guard on(s.devices[p]);
+    SPADE_CUDA_TRY(cudaEventRecord(s.events[p], static_cast<cudaStream_t>(ctx.stream())),
+                   "ordering an exchange after the part's work");
+    SPADE_CUDA_TRY(cudaStreamWaitEvent(s.comm_streams[p], s.events[p], 0),
+                   "ordering an exchange after the part's work");
+  }
+  SPADE_NCCL_TRY(ncclGroupStart(), nullptr, "starting an exchange");
+  try {
+    for (const part_exchange& x : parts) {
+      const auto p = static_cast<std::size_t>(x.part);
+      for (const outgoing& t : x.sends)
+        if (t.bytes)
+          SPADE_NCCL_TRY(
+              ncclSend(t.data, t.bytes, ncclUint8, t.peer, s.comms[p], s.comm_streams[p]),
+              s.comms[p], "sending a part's rows");
+      for (const incoming& t : x.receives)
+        if (t.bytes)
+          SPADE_NCCL_TRY(
+              ncclRecv(t.data, t.bytes, ncclUint8, t.peer, s.comms[p], s.comm_streams[p]),
+              s.comms[p], "receiving a part's rows");
+    }
+  } catch (...) {
+    ncclGroupEnd();
+    throw;
+  }
+  SPADE_NCCL_TRY(ncclGroupEnd(), nullptr, "posting an exchange (ncclGroupEnd)");
+}
+
+void join_exchange(const cluster& where) {
+  auto& s = state_of(where);
+  for (int part : s.mine) {
+    const auto p = static_cast<std::size_t>(part);
+    const device_guard on(s.devices[p]);
+    SPADE_CUDA_TRY(cudaEventRecord(s.events[p], s.comm_streams[p]), "marking an exchange's end");
+    SPADE_CUDA_TRY(
+        cudaStreamWaitEvent(static_cast<cudaStream_t>(s.contexts[p]->stream()), s.events[p], 0),
+        "ordering a part's work after an exchange");
+  }
+}
+
+void synchronize(const cluster& where) {
+  auto& s = state_of(where);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    bool busy = false;
+    for (int part : s.mine) {
+      const auto p = static_cast<std::size_t>(part);
+      const device_guard on(s.devices[p]);
+      for (cudaStream_t stream :
+           {s.comm_streams[p], static_cast<cudaStream_t>(s.contexts[p]->stream())}) {
+        const cudaError_t status = cudaStreamQuery(stream);
+        if (status == cudaErrorNotReady)
+          busy = true;
+        else if (status != cudaSuccess)
+          throw_cuda(status, "cudaStreamQuery", "waiting for a part of a multi_gpu operation");
+      }
+      ncclResult_t async = ncclSuccess;
+      SPADE_NCCL_TRY(ncclCommGetAsyncError(s.comms[p], &async), s.comms[p],
+                     "checking a communicator");
+      if (async != ncclSuccess && async != ncclInProgress) {
+        s.aborted = true;
+        throw_nccl(async, s.comms[p], "ncclCommGetAsyncError",
+                   ("part " + std::to_string(part) + "'s communication").c_str());
+      }
+    }
+    if (!busy) return;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > s.timeout) {
+      s.aborted = true;
+      throw cuda_error("spade::cluster: communication did not finish within " +
+                       std::to_string(s.timeout) +
+                       " s (a GPU or a peer process failed or hangs); the communicators were "
+                       "aborted");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.01 ? 5 : 200));
+  }
+}
+
+double combine_parts(const cluster& where, const std::vector<double>& mine, part_combine how) {
+  auto& s = state_of(where);
+  if (mine.size() != s.mine.size())
+    throw error("spade::cluster: " + std::to_string(mine.size()) + " values for " +
+                std::to_string(s.mine.size()) + " parts");
+  const auto fold = [how](double a, double b) {
+    if (how == part_combine::sum) return a + b;
+    if (std::isnan(a) || std::isnan(b)) return std::nan("");
+    return how == part_combine::max ? std::max(a, b) : std::min(a, b);
+  };
+  if (s.one_process) {
+    double total = mine.front();
+    for (std::size_t i = 1; i < mine.size(); ++i)
+      total = fold(total, mine[i]);
+    return total;
+  }
+  // Parts in other processes: one all-reduce over a device double per part of this process.
+  const ncclRedOp_t op = how == part_combine::sum   ? ncclSum
+                         : how == part_combine::max ? ncclMax
+                                                    : ncclMin;
+  std::vector<double*> cells(mine.size(), nullptr);
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    context& ctx = s.driven(s.mine[i]);
+    cells[i] = static_cast<double*>(ctx.allocate(sizeof(double), "a combined value"));
+    ctx.copy_to_device(cells[i], &mine[i], sizeof(double));
+  }
+  SPADE_NCCL_TRY(ncclGroupStart(), nullptr, "starting an all-reduce");
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const auto p = static_cast<std::size_t>(s.mine[i]);
+    SPADE_NCCL_TRY(ncclAllReduce(cells[i], cells[i], 1, ncclFloat64, op, s.comms[p],
+                                 static_cast<cudaStream_t>(s.contexts[p]->stream())),
+                   s.comms[p], "combining per-part values");
+  }
+  SPADE_NCCL_TRY(ncclGroupEnd(), nullptr, "combining per-part values (ncclGroupEnd)");
+  synchronize(where);
+  double total = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    context& ctx = s.driven(s.mine[i]);
+    if (i == 0) ctx.copy_to_host(&total, cells[i], sizeof(double));
+    ctx.deallocate(cells[i], sizeof(double));
+  }
+  return total;
+}
+
+namespace {
+
+template <class T>
+__global__ void pack_rows_kernel(const T* __restrict__ src, index_t rows, index_t width,
+                                 bool row_major, const index_t* __restrict__ idx,
+                                 std::int64_t total, T* __restrict__ dst) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
+       t += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t i = t / width;
+    const std::int64_t j = t - i * width;
+    const std::int64_t row = idx[i];
+    dst[t] = row_major ? src[row * width + j] : src[j * std::int64_t{rows} + row];
+  }
+}
+
+__global__ void add_to_indices_kernel(index_t* p, std::int64_t count, std::int64_t delta) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < count;
+       t += std::int64_t{gridDim.x} * blockDim.x)
+    p[t] = static_cast<index_t>(p[t] + delta);
+}
+
+unsigned blocks_for(std::int64_t n, const context& ctx) {
+  const std::int64_t wanted = (n + 255) / 256;
+  const std::int64_t most = std::int64_t{ctx.properties().sm_count} * 8;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, most)));
+}
+
+}  // namespace
+
+template <scalar T>
+void pack_rows(context& ctx, const T* src, index_t rows, index_t width, bool row_major,
+               const index_t* idx, index_t count, T* dst) {
+  const std::int64_t total = std::int64_t{count} * width;
+  if (total == 0) return;
+  const device_guard on(ctx.properties().ordinal);
+  pack_rows_kernel<T><<<blocks_for(total, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+      src, rows, width, row_major, idx, total, dst);
+  SPADE_CHECK_LAUNCH("packing the rows a part sends");
+}
+
+void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta) {
+  if (count == 0 || delta == 0) return;
+  const device_guard on(ctx.properties().ordinal);
+  const auto n = static_cast<std::int64_t>(count);
+  add_to_indices_kernel<<<blocks_for(n, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+      p, n, delta);
+  SPADE_CHECK_LAUNCH("rebasing received row pointers");
+}
+
+template void pack_rows<float>(context&, const float*, index_t, index_t, bool, const index_t*,
+                               index_t, float*);
+template void pack_rows<double>(context&, const double*, index_t, index_t, bool, const index_t*,
+                                index_t, double*);
+
+}  // namespace detail
+
+}  // namespace spade

@@ -1,0 +1,74 @@
+// spade::cluster for builds without CUDA: every use reports no_device.
+#include <string>
+
+#include "spade/core/error.hpp"
+#include "spade/multi/cluster.hpp"
+
+namespace spade {
+
+namespace {
+[[noreturn]] void no_cuda() {
+  throw no_device(
+      "no usable CUDA device: Spade was built without CUDA (SPADE_WITH_CUDA=OFF or no CUDA "
+      "toolkit found); a spade::cluster needs GPUs");
+}
+}  // namespace
+
+struct cluster::state {};
+
+cluster cluster::local() {
+  no_cuda();
+}
+cluster cluster::local(int) {
+  no_cuda();
+}
+int cluster::size() const noexcept {
+  return 0;
+}
+const std::vector<int>& cluster::my_parts() const noexcept {
+  static const std::vector<int> none;
+  return none;
+}
+context& cluster::context_of(int) const {
+  no_cuda();
+}
+int cluster::device_of(int) const {
+  no_cuda();
+}
+std::string cluster::describe() const {
+  return "an empty cluster";
+}
+void cluster::set_timeout(double) {
+  no_cuda();
+}
+double cluster::timeout() const noexcept {
+  return 0.0;
+}
+
+namespace detail {
+void post_exchange(const cluster&, const std::vector<part_exchange>&) {
+  no_cuda();
+}
+void join_exchange(const cluster&) {
+  no_cuda();
+}
+void synchronize(const cluster&) {
+  no_cuda();
+}
+double combine_parts(const cluster&, const std::vector<double>&, part_combine) {
+  no_cuda();
+}
+template <scalar T>
+void pack_rows(context&, const T*, index_t, index_t, bool, const index_t*, index_t, T*) {
+  no_cuda();
+}
+void add_to_indices(context&, index_t*, std::size_t, std::int64_t) {
+  no_cuda();
+}
+template void pack_rows<float>(context&, const float*, index_t, index_t, bool, const index_t*,
+                               index_t, float*);
+template void pack_rows<double>(context&, const double*, index_t, index_t, bool, const index_t*,
+                                index_t, double*);
+}  // namespace detail
+
+}  // namespace spade

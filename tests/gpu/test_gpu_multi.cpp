@@ -1,0 +1,406 @@
+// multi_gpu operands on clusters of 1 .. every visible GPU: distribute / gather round trips,
+// every expression kind against the single-GPU result and an independent double-precision
+// host reference (products within k·ε of the row's magnitude, SpGEMM patterns exact), empty
+// parts, a distributed CG with the single-GPU iteration count, explain, and the errors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <spade/spade.hpp>
+
+#include "gpu_support.hpp"
+#include "test_support.hpp"
+
+using spade::col_major;
+using spade::cpu;
+using spade::gpu;
+using spade::index_t;
+using spade::multi_gpu;
+using spade::row_major;
+using spade::testing::contains;
+using spade::testing::fresh_seed;
+using spade::testing::splitmix64;
+
+namespace {
+
+using vector_d = spade::vector<double, multi_gpu>;
+
+int visible_gpus() {
+  int count = 0;
+  std::string reason;
+  if (!spade::device_available(&reason)) return 0;
+  // One cluster of every GPU, opened once: its size is the count.
+  static const int seen = spade::cluster::local().size();
+  count = seen;
+  return count;
+}
+
+/// One cluster per size from 1 to every visible GPU, kept for the whole run (opening NCCL
+/// communicators takes a while).
+const std::vector<spade::cluster>& clusters() {
+  // Never destroyed: communicators torn down after the CUDA runtime at exit would fail.
+  static const auto* all = [] {
+    auto* made = new std::vector<spade::cluster>;
+    for (int n = 1; n <= visible_gpus(); ++n)
+      made->push_back(spade::cluster::local(n));
+    return made;
+  }();
+  return *all;
+}
+
+template <class T>
+double eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+
+/// |got - want| <= k·ε·scale + tiny at every position, where scale is the row's Σ|a||x| (the
+/// error bound of a dot product in any summation order), both read on the host.
+template <class T>
+void check_close(const std::vector<T>& got, const std::vector<double>& want,
+                 const std::vector<double>& scale, double k) {
+  REQUIRE(got.size() == want.size());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double bound = k * eps<T>() * scale[i] + 1e-300;
+    if (!(std::abs(static_cast<double>(got[i]) - want[i]) <= bound)) ++wrong;
+  }
+  CHECK(wrong == 0u);
+}
+
+/// y = A·X in double on the host, and Σ|a||x| per element, X rows × width in row-major order.
+template <class T>
+void host_product(const spade::csr<T, cpu>& a, const std::vector<double>& x, index_t width,
+                  std::vector<double>& y, std::vector<double>& scale) {
+  y.assign(static_cast<std::size_t>(a.rows()) * width, 0.0);
+  scale.assign(y.size(), 0.0);
+  for (index_t r = 0; r < a.rows(); ++r)
+    for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k)
+      for (index_t j = 0; j < width; ++j) {
+        const double v = static_cast<double>(a.values()[k]) *
+                         x[static_cast<std::size_t>(a.col_idx()[k]) * width + j];
+        y[static_cast<std::size_t>(r) * width + j] += v;
+        scale[static_cast<std::size_t>(r) * width + j] += std::abs(v);
+      }
+}
+
+template <class T, class L>
+std::vector<double> row_major_values(const spade::dense<T, cpu, L>& d) {
+  std::vector<double> out(static_cast<std::size_t>(d.rows()) * d.cols());
+  for (index_t r = 0; r < d.rows(); ++r)
+    for (index_t c = 0; c < d.cols(); ++c)
+      out[static_cast<std::size_t>(r) * d.cols() + c] = static_cast<double>(d(r, c));
+  return out;
+}
+
+template <class T, class L>
+std::vector<T> row_major_of(const spade::dense<T, cpu, L>& d) {
+  std::vector<T> out(static_cast<std::size_t>(d.rows()) * d.cols());
+  for (index_t r = 0; r < d.rows(); ++r)
+    for (index_t c = 0; c < d.cols(); ++c)
+      out[static_cast<std::size_t>(r) * d.cols() + c] = d(r, c);
+  return out;
+}
+
+/// Shapes that exercise the partition: single rows, odd sizes, empty rows, more GPUs than
+/// rows (1 row), a long row among short ones.
+struct shape {
+  index_t rows, cols;
+  double density, row_fraction;
+};
+const shape shapes[] = {{1, 1, 1.0, 1.0},    {1, 40, 0.3, 1.0},       {31, 33, 0.2, 0.8},
+                        {33, 31, 0.15, 0.5}, {1000, 1000, 0.01, 0.9}, {0, 0, 0.0, 1.0},
+                        {7, 0, 0.0, 1.0}};
+
+template <class T>
+spade::csr<T, cpu> input_matrix(const shape& s, splitmix64& rng) {
+  auto a = spade::testing::random_csr<T>(s.rows, s.cols, s.density, rng, s.row_fraction);
+  if (s.rows >= 100) a = spade::testing::with_long_rows(a, {s.rows / 2}, s.cols, rng);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("distribute and gather give back every csr, dense and vector", T, float,
+                   double) {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    for (const shape& s : shapes) {
+      CAPTURE(s.rows);
+      CAPTURE(s.cols);
+      const auto a = input_matrix<T>(s, rng);
+      const auto da = spade::distribute(a, where);
+      CHECK(da.rows() == a.rows());
+      CHECK(da.cols() == a.cols());
+      CHECK(da.nnz() == a.nnz());
+      CHECK(da.partition().parts() == where.size());
+      spade::testing::check_same(spade::gather(da), a);
+      const auto copy = da;  // deep, each part on its GPU
+      spade::testing::check_same(spade::gather(copy), a);
+
+      const auto x = spade::testing::random_dense<T, row_major>(s.rows, 3, 0.1, rng, true);
+      spade::testing::check_same(spade::gather(spade::distribute(x, where)), x);
+      const auto xc = spade::testing::random_dense<T, col_major>(s.rows, 2, 0.1, rng);
+      spade::testing::check_same(spade::gather(spade::distribute(xc, da)), xc);
+      std::vector<T> v(static_cast<std::size_t>(s.rows));
+      for (auto& e : v)
+        e = spade::testing::nonzero_value<T>(rng);
+      const spade::vector<T, cpu> vec(v);
+      const auto dv = spade::distribute(vec, da);
+      CHECK(dv.partition() == da.partition());
+      spade::testing::check_same(spade::gather(dv), vec);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("multi_gpu SpMV and SpMM equal the single-GPU product within k eps", T, float,
+                   double) {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    for (const shape& s : shapes) {
+      CAPTURE(s.rows);
+      CAPTURE(s.cols);
+      const auto a = input_matrix<T>(s, rng);
+      const auto da = spade::distribute(a, where);
+      // x split evenly: not like A's columns, so the halo covers a real exchange.
+      std::vector<T> xv(static_cast<std::size_t>(s.cols));
+      for (auto& e : xv)
+        e = spade::testing::nonzero_value<T>(rng);
+      const spade::vector<T, cpu> x(xv);
+      const auto dx = spade::distribute(x, where);
+      spade::vector<T, multi_gpu> y(spade::distribute(
+          spade::vector<T, cpu>(std::vector<T>(static_cast<std::size_t>(s.rows),
+                                               std::numeric_limits<T>::quiet_NaN())),
+          da));
+      y = da * dx;
+      CHECK(y.size() == a.rows());
+      CHECK(y.partition() == da.partition());
+      std::vector<double> want, scale;
+      host_product(a, std::vector<double>(xv.begin(), xv.end()), 1, want, scale);
+      check_close(spade::gather(y).values(), want, scale, 2.0 * (s.cols + 2));
+      // Against the single-GPU product, within the same bound.
+      const spade::vector<T, gpu> single = spade::to_gpu(a) * spade::to_gpu(x);
+      const auto single_host = spade::to_cpu(single);
+      const std::vector<double> single_values(single_host.values().begin(),
+                                              single_host.values().end());
+      check_close(spade::gather(y).values(), single_values, scale, 4.0 * (s.cols + 2));
+
+      const auto check_spmm = [&](auto layout_tag) {
+        using L = decltype(layout_tag);
+        CAPTURE(L::name);
+        const auto b = spade::testing::random_dense<T, L>(s.cols, 5, 0.0, rng);
+        const auto db = spade::distribute(b, where);
+        const spade::dense<T, multi_gpu, L> c = da * db;
+        std::vector<double> want_c, scale_c;
+        host_product(a, row_major_values(b), 5, want_c, scale_c);
+        check_close(row_major_of(spade::gather(c)), want_c, scale_c, 2.0 * (s.cols + 2));
+      };
+      check_spmm(row_major{});
+      check_spmm(col_major{});
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("multi_gpu SpGEMM has the single-GPU pattern and close values", T, float,
+                   double) {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    for (const shape& s : shapes) {
+      CAPTURE(s.rows);
+      CAPTURE(s.cols);
+      const auto a = input_matrix<T>(s, rng);
+      const auto b = spade::testing::random_csr<T>(s.cols, s.rows + 3, s.density, rng, 0.7);
+      const auto da = spade::distribute(a, where);
+      const auto db = spade::distribute(b, where);
+      const spade::csr<T, multi_gpu> dc = da * db;
+      const auto got = spade::gather(dc);
+      const auto single = spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) * spade::to_gpu(b)));
+      CHECK(dc.nnz() == single.nnz());
+      CHECK(got.row_ptr() == single.row_ptr());
+      CHECK(got.col_idx() == single.col_idx());
+      std::size_t wrong = 0;
+      for (std::size_t k = 0; k < got.values().size(); ++k) {
+        const double g = got.values()[k], w = single.values()[k];
+        if (!(std::abs(g - w) <= 8 * (s.cols + 2) * eps<T>() * std::max(1.0, std::abs(w)))) ++wrong;
+      }
+      CHECK(wrong == 0u);
+      // A·A with A square: the halo of A over its own rows.
+      if (s.rows == s.cols && s.rows > 0) {
+        const spade::csr<T, multi_gpu> aa = da * da;
+        const auto single_aa =
+            spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) * spade::to_gpu(a)));
+        CHECK(spade::gather(aa).col_idx() == single_aa.col_idx());
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("multi_gpu element-wise trees, sums and reductions run part by part", T, float,
+                   double) {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    for (index_t n : {1, 31, 33, 1000}) {
+      CAPTURE(n);
+      const auto xd = spade::testing::random_dense<T, row_major>(n, 1, 0.0, rng);
+      const auto yd = spade::testing::random_dense<T, row_major>(n, 1, 0.0, rng);
+      const spade::vector<T, cpu> x(xd.values()), y(yd.values());
+      const auto dx = spade::distribute(x, where);
+      const auto dy = spade::distribute(y, where);
+      const spade::vector<T, multi_gpu> z = T(2) * dx - T(0.5) * dy;
+      const spade::vector<T, multi_gpu> w =
+          spade::cwise_product(dx, dy) + spade::sqrt(spade::abs(dx));
+      const auto zc = spade::gather(z);
+      const auto wc = spade::gather(w);
+      for (std::size_t i = 0; i < x.values().size(); ++i) {
+        const double xi = x.values()[i], yi = y.values()[i];
+        CHECK(std::abs(zc.values()[i] - (2 * xi - 0.5 * yi)) <= 4 * eps<T>() * (2 + std::abs(xi)));
+        CHECK(std::abs(wc.values()[i] - (xi * yi + std::sqrt(std::abs(xi)))) <= 4 * eps<T>() * 2);
+      }
+      // Reductions: each part's, combined; against the host in double.
+      double dot = 0, sum = 0, sq = 0, mx = -1e300, mn = 1e300;
+      for (std::size_t i = 0; i < x.values().size(); ++i) {
+        const double xi = x.values()[i], yi = y.values()[i];
+        dot += xi * yi;
+        sum += xi;
+        sq += xi * xi;
+        mx = std::max(mx, xi);
+        mn = std::min(mn, xi);
+      }
+      const double k = 4.0 * n * eps<T>();
+      CHECK(std::abs(spade::dot(dx, dy) - dot) <= k * n);
+      CHECK(std::abs(spade::sum(dx) - sum) <= k * n);
+      CHECK(std::abs(spade::norm(dx) - std::sqrt(sq)) <= k * std::sqrt(sq) + 1e-30);
+      CHECK(spade::max_coeff(dx) == static_cast<T>(mx));
+      CHECK(spade::min_coeff(dx) == static_cast<T>(mn));
+      CHECK(std::abs(spade::mean(dx) - sum / n) <= k * n);
+    }
+    // Sparse sums and scalings keep the pattern, part by part.
+    const auto a = spade::testing::random_csr<T>(200, 150, 0.05, rng, 0.8);
+    const auto b = spade::testing::random_csr<T>(200, 150, 0.05, rng, 0.8);
+    const auto da = spade::distribute(a, where);
+    const auto db = spade::distribute(b, da.cluster(), &da.partition());
+    const spade::csr<T, multi_gpu> s = da + T(3) * db;
+    const auto single =
+        spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) + T(3) * spade::to_gpu(b)));
+    const auto got = spade::gather(s);
+    CHECK(got.row_ptr() == single.row_ptr());
+    CHECK(got.col_idx() == single.col_idx());
+    CHECK(spade::testing::bits_equal(got.values(), single.values()));
+    CHECK(std::abs(spade::sum(da) - spade::sum(spade::to_gpu(a))) <= 1e-3);
+  }
+}
+
+namespace {
+
+/// Conjugate gradients written once for any space: the same expressions on gpu and multi_gpu.
+template <class M, class V>
+int conjugate_gradients(const M& a, const V& b, V& x, double tolerance, int most) {
+  using T = typename V::value_type;
+  V r = b - a * x;
+  V p = r;
+  double rr = spade::dot(r, r);
+  const double stop = tolerance * tolerance * spade::dot(b, b);
+  for (int it = 0; it < most; ++it) {
+    if (rr <= stop) return it;
+    V ap = a * p;
+    const T alpha = static_cast<T>(rr / spade::dot(p, ap));
+    x = x + alpha * p;
+    r = r - alpha * ap;
+    const double next = spade::dot(r, r);
+    p = r + static_cast<T>(next / rr) * p;
+    rr = next;
+  }
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("a distributed CG takes the single-GPU iteration count and reaches its solution") {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto a = spade::generate::stencil7<double>(16, 15, 14);
+  std::vector<double> ones(static_cast<std::size_t>(a.rows()), 1.0);
+  const spade::vector<double, cpu> b(ones);
+  const spade::vector<double, cpu> zero(std::vector<double>(ones.size(), 0.0));
+  spade::vector<double, gpu> x_single = spade::to_gpu(zero);
+  const int single_its =
+      conjugate_gradients(spade::to_gpu(a), spade::to_gpu(b), x_single, 1e-10, 1000);
+  CHECK(single_its > 10);
+  CHECK(single_its < 1000);
+  const auto want = spade::to_cpu(x_single);
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    const auto da = spade::distribute(a, where);
+    const auto db = spade::distribute(b, da);
+    auto dx = spade::distribute(zero, da);
+    const int its = conjugate_gradients(da, db, dx, 1e-10, 1000);
+    CHECK(its == single_its);
+    const auto got = spade::gather(dx);
+    double worst = 0;
+    for (std::size_t i = 0; i < ones.size(); ++i)
+      worst = std::max(worst, std::abs(got.values()[i] - want.values()[i]));
+    CHECK(worst <= 1e-8);
+  }
+}
+
+TEST_CASE("explain shows the partition and each communication step") {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto a = spade::generate::stencil7<double>(10, 10, 10);
+  const auto& where = clusters().back();
+  const auto da = spade::distribute(a, where);
+  const auto dx = spade::distribute(spade::vector<double, cpu>::ones(a.rows()), da);
+  const std::string spmv = spade::explain(da * dx);
+  CHECK(contains(spmv, "multi_gpu product over"));
+  CHECK(contains(spmv, "halo exchange"));
+  CHECK(contains(spmv, "local product"));
+  if (where.size() > 1) CHECK(contains(spmv, "rows from part"));
+  const std::string axpy = spade::explain(2.0 * dx + dx);
+  CHECK(contains(axpy, "no communication"));
+  const std::string spgemm = spade::explain(da * da);
+  CHECK(contains(spgemm, "select * B_q"));
+}
+
+TEST_CASE("multi_gpu errors: other clusters, other splits, shapes") {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto a = spade::generate::stencil7<double>(4, 4, 4);
+  const auto& first = clusters().front();
+  const auto other = spade::cluster::local(1);  // the same GPU, another cluster
+  const auto da = spade::distribute(a, first);
+  const auto dx = spade::distribute(spade::vector<double, cpu>::ones(a.rows()), other);
+  CHECK_THROWS_WITH_AS(vector_d(da * dx), doctest::Contains("different clusters"), spade::error);
+  const auto dy = spade::distribute(spade::vector<double, cpu>::ones(a.rows() + 1), first);
+  CHECK_THROWS_AS(vector_d(da * dy), spade::dimension_mismatch);
+  if (clusters().size() > 1) {
+    const auto& two = clusters()[1];
+    spade::detail::row_partition uneven;
+    uneven.first = {0, 10, 64};
+    const auto even = spade::distribute(spade::vector<double, cpu>::ones(64), two);
+    const auto skewed = spade::distribute(spade::vector<double, cpu>::ones(64), two, &uneven);
+    CHECK_THROWS_WITH_AS(vector_d(even + skewed), doctest::Contains("split differently"),
+                         spade::dimension_mismatch);
+  }
+  CHECK_THROWS_AS(spade::cluster::local(0), spade::error);
+  CHECK_THROWS_AS(spade::cluster::local(1000), spade::no_device);
+  CHECK_THROWS_AS(spade::distribute(a, spade::cluster()), spade::error);
+}
