@@ -1520,9 +1520,9 @@ int run(int argc, char** argv) {
   }
   const options opt(
       {args.begin() + 1, args.end()}, {"quick", "double", "float", "flush-l2", "all-algs", "gemm"},
-      {"matrices", "sets", "only", "n", "max-products", "warmup", "reps", "reference-work", "seed",
-       "csv", "commit", "calls", "gcoo-p", "gcoo-split", "max-iterations", "tolerance", "ellr-t",
-       "grid", "spgemm-grid", "rmat"});
+      {"matrices",       "sets",      "only",   "n",      "max-products", "warmup", "reps",
+       "reference-work", "seed",      "csv",    "commit", "calls",        "gcoo-p", "gcoo-split",
+       "max-iterations", "tolerance", "ellr-t", "grid",   "spgemm-grid",  "rmat"});
   std::string why;
   if (!device_available(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
