@@ -88,6 +88,76 @@ std::int64_t worst_halo_rows(const csr<T, cpu>& a, index_t parts) {
   return worst;
 }
 
+/// The parts of one distributed product timed alone, on every part at once: the local
+/// products (local_p * X_p), the exchange (packing the sent rows, NCCL), the remote products
+/// (remote_p * halo_p added to Y_p); against the whole product, their sum minus the whole is
+/// the overlap won.
+template <class T, class X>
+void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
+                const std::string& what, int warmups, int reps) {
+  const auto& plan = a.halo_for(x.partition());
+  const std::size_t slots = a.local_parts();
+  const index_t width = detail::width_of(x);
+  const auto sync = [&] { detail::synchronize(where); };
+  using part_result = typename expr::result_t<decltype(plan.local[0] * x.slot(0))>;
+  std::vector<part_result> y(slots);
+  std::vector<device_buffer<T>> sent(slots), received(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    context_scope scope(where.context_of(where.my_parts()[s]));
+    y[s] = plan.local[s] * x.slot(s);
+    sent[s] = device_buffer<T>(static_cast<std::size_t>(plan.send_size(s)) * width);
+    received[s] = device_buffer<T>(static_cast<std::size_t>(plan.halo_size(s)) * width);
+  }
+  const double local_ms = wall_median_ms(
+      [&] {
+        detail::for_each_part(where, false,
+                              [&](std::size_t s, int) { y[s] = plan.local[s] * x.slot(s); });
+      },
+      sync, warmups, reps);
+  const double exchange_ms = wall_median_ms(
+      [&] {
+        std::vector<detail::part_exchange> ex(slots);
+        detail::for_each_part(where, false, [&](std::size_t s, int p) {
+          detail::pack_rows(where.context_of(p), x.slot(s).values().data(), x.partition().size(p),
+                            width, detail::row_major_rows<X>(), plan.send_rows[s].data(),
+                            plan.send_size(s), sent[s].data());
+          ex[s].part = p;
+          const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
+          for (std::size_t q = 0; q < slots; ++q) {
+            const auto out = static_cast<std::size_t>(plan.send_first[s][q]);
+            const auto out_n = static_cast<std::size_t>(plan.send_first[s][q + 1]) - out;
+            const auto in = static_cast<std::size_t>(plan.halo_first[s][q]);
+            const auto in_n = static_cast<std::size_t>(plan.halo_first[s][q + 1]) - in;
+            if (out_n)
+              ex[s].sends.push_back(
+                  {static_cast<int>(q), sent[s].data() + out * width, out_n * row_bytes});
+            if (in_n)
+              ex[s].receives.push_back(
+                  {static_cast<int>(q), received[s].data() + in * width, in_n * row_bytes});
+          }
+        });
+        detail::post_exchange(where, ex);
+        detail::join_exchange(where);
+      },
+      sync, warmups, reps);
+  using halo_type = decltype(detail::halo_operand<X>(device_buffer<T>(), 0, width));
+  std::vector<halo_type> halos;
+  for (std::size_t s = 0; s < slots; ++s)
+    halos.push_back(detail::halo_operand<X>(std::move(received[s]), plan.halo_size(s), width));
+  const double remote_ms = wall_median_ms(
+      [&] {
+        detail::for_each_part(where, false, [&](std::size_t s, int) {
+          if (plan.halo_size(s) == 0) return;
+          y[s] = T(1) * (plan.remote[s] * halos[s]) + T(1) * y[s];
+        });
+      },
+      sync, warmups, reps);
+  std::printf(
+      "  split %-6s %d GPUs: local %.3f ms, exchange %.3f ms, remote %.3f ms (alone, all "
+      "parts at once)\n",
+      what.c_str(), where.size(), local_ms, exchange_ms, remote_ms);
+}
+
 template <class T>
 int command_multi(const options& opt, run_options& ro) {
   const int warmups = std::max(2, static_cast<int>(opt.number("warmup", 3)));
@@ -191,6 +261,10 @@ int command_multi(const options& opt, run_options& ro) {
       r.speedup = one_spmm / r.ms;
       emit(r);
       rows.push_back(r);
+      if (where.size() > 1) {
+        time_split(where, da, dx, "spmv", warmups, reps);
+        time_split(where, da, db, "spmm" + std::to_string(width), warmups, reps);
+      }
     }
   }
 

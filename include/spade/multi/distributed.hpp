@@ -288,6 +288,42 @@ struct halo_plan {
   std::int64_t halo_rows = 0;                        // received rows, all parts
   std::int64_t local_entries = 0, remote_entries = 0;
 
+  /// [slot] rows_p × (cols.size(p) + halo size): local and remote side by side, the remote
+  /// columns after the part's own (SpGEMM multiplies it by B_p stacked over the halo rows, one
+  /// product instead of two and a sum). Made on the first SpGEMM.
+  const std::vector<csr<T, gpu>>& extended(const cluster& where) const {
+    std::call_once(extended_once_, [&] {
+      extended_.resize(local.size());
+      for (std::size_t s = 0; s < local.size(); ++s) {
+        const auto own = to_cpu(local[s]);
+        const auto other = to_cpu(remote[s]);
+        std::vector<index_t> ptr{0}, col;
+        std::vector<T> val;
+        for (index_t r = 0; r < own.rows(); ++r) {
+          for (index_t k = own.row_ptr()[r]; k < own.row_ptr()[r + 1]; ++k) {
+            col.push_back(own.col_idx()[k]);
+            val.push_back(own.values()[k]);
+          }
+          for (index_t k = other.row_ptr()[r]; k < other.row_ptr()[r + 1]; ++k) {
+            col.push_back(own.cols() + other.col_idx()[k]);
+            val.push_back(other.values()[k]);
+          }
+          ptr.push_back(static_cast<index_t>(col.size()));
+        }
+        const csr<T, cpu> both(unchecked, own.rows(), own.cols() + other.cols(), std::move(ptr),
+                               std::move(col), std::move(val));
+        context_scope scope(where.context_of(where.my_parts()[s]));
+        extended_[s] = to_gpu(both);
+      }
+    });
+    return extended_;
+  }
+
+ private:
+  mutable std::once_flag extended_once_;
+  mutable std::vector<csr<T, gpu>> extended_;
+
+ public:
   index_t halo_size(std::size_t slot) const { return halo_first[slot].back(); }
   index_t send_size(std::size_t slot) const { return send_first[slot].back(); }
 };
@@ -624,7 +660,8 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
 
 /// C = A·B for multi_gpu csr A and B (B's rows split like A's columns are read): each part
 /// receives the rows of B its entries name from their owners (each owner cuts them out of its
-/// block as select · B_q, exact) and computes local_p · B_p + remote_p · B_halo on its GPU.
+/// block as select · B_q, exact), stacked under its own block of B, and multiplies its rows of
+/// A, renumbered onto that stack (halo_plan::extended), by it: one single-GPU SpGEMM per part.
 template <scalar T>
 void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
                         csr<T, multi_gpu>& c) {
@@ -636,6 +673,22 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
   const cluster& where = a.cluster();
   const halo_plan<T>& plan = a.halo_for(b.partition());
   const std::size_t slots = a.local_parts();
+  bool any_halo = false;
+  for (std::size_t s = 0; s < slots; ++s)
+    any_halo = any_halo || plan.halo_size(s) > 0;
+  std::vector<csr<T, gpu>> result(slots);
+  std::vector<std::int64_t> nnz(slots, 0);
+  if (!any_halo) {
+    for_each_part(where, true, [&](std::size_t s, int part) {
+      const index_t rows = a.partition().size(part);
+      result[s] = rows == 0 || plan.local[s].cols() == 0 ? csr<T, gpu>(rows, b.cols())
+                                                         : csr<T, gpu>(plan.local[s] * b.slot(s));
+      nnz[s] = result[s].nnz();
+    });
+    c = csr<T, multi_gpu>(where, a.partition(), b.cols(), std::move(result), std::move(nnz));
+    return;
+  }
+  const auto& extended = plan.extended(where);
   // What each part sends: the rows of its block of B that others name, as one csr.
   std::vector<csr<T, gpu>> picked(slots);
   std::vector<std::vector<index_t>> picked_ptr(slots);
@@ -645,31 +698,41 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
     picked[s] = select * b.slot(s);
     picked_ptr[s] = picked[s].row_ptr().to_host();
   });
-  // Sizes are known on the host (one process drives every part): receivers allocate.
+  // Sizes are known on the host (one process drives every part): each receiver lays out its
+  // stack — its own block of B, then the rows from part 0, 1, ... — and receives into it.
   const auto entries_from = [&](std::size_t q, std::size_t p) {
     const auto first = static_cast<std::size_t>(plan.send_first[q][p]);
     const auto end = static_cast<std::size_t>(plan.send_first[q][p + 1]);
     return first == end ? std::pair<index_t, index_t>{0, 0}
                         : std::pair<index_t, index_t>{picked_ptr[q][first], picked_ptr[q][end]};
   };
-  std::vector<device_buffer<index_t>> halo_ptr(slots), halo_col(slots);
-  std::vector<device_buffer<T>> halo_val(slots);
-  std::vector<std::vector<std::int64_t>> halo_base(slots);
+  std::vector<device_buffer<index_t>> stack_ptr(slots), stack_col(slots);
+  std::vector<device_buffer<T>> stack_val(slots);
+  std::vector<std::vector<std::int64_t>> stack_base(slots);  // [p][q] first entry from q
   std::vector<part_exchange> exchange(slots);
   for_each_part(where, false, [&](std::size_t p, int part) {
-    std::int64_t total = 0;
-    halo_base[p].assign(slots + 1, 0);
+    const csr<T, gpu>& own = b.slot(p);
+    const auto own_rows = static_cast<std::size_t>(own.rows());
+    const auto own_nnz = static_cast<std::size_t>(own.nnz());
+    std::int64_t total = static_cast<std::int64_t>(own_nnz);
+    stack_base[p].assign(slots, 0);
     for (std::size_t q = 0; q < slots; ++q) {
       const auto [from, to] = entries_from(q, p);
-      halo_base[p][q] = total;
+      stack_base[p][q] = total;
       total += to - from;
     }
-    halo_base[p][slots] = total;
     context& ctx = where.context_of(part);
-    halo_ptr[p] = device_buffer<index_t>(static_cast<std::size_t>(plan.halo_size(p)) + 1);
-    halo_col[p] = device_buffer<index_t>(static_cast<std::size_t>(total));
-    halo_val[p] = device_buffer<T>(static_cast<std::size_t>(total));
-    ctx.fill_zero(halo_ptr[p].data(), sizeof(index_t));
+    stack_ptr[p] =
+        device_buffer<index_t>(own_rows + static_cast<std::size_t>(plan.halo_size(p)) + 1);
+    stack_col[p] = device_buffer<index_t>(static_cast<std::size_t>(total));
+    stack_val[p] = device_buffer<T>(static_cast<std::size_t>(total));
+    if (own.row_ptr().size())
+      ctx.copy_on_device(stack_ptr[p].data(), own.row_ptr().data(),
+                         (own_rows + 1) * sizeof(index_t));
+    else
+      ctx.fill_zero(stack_ptr[p].data(), sizeof(index_t));
+    ctx.copy_on_device(stack_col[p].data(), own.col_idx().data(), own_nnz * sizeof(index_t));
+    ctx.copy_on_device(stack_val[p].data(), own.values().data(), own_nnz * sizeof(T));
     exchange[p].part = part;
   });
   for (std::size_t q = 0; q < slots; ++q)
@@ -679,44 +742,40 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
       const auto [from, to] = entries_from(q, p);
       const auto n = static_cast<std::size_t>(to - from);
       const auto first_row = static_cast<std::size_t>(plan.send_first[q][p]);
-      const auto at_row = static_cast<std::size_t>(plan.halo_first[p][q]);
-      const auto at = static_cast<std::size_t>(halo_base[p][q]);
+      const auto at_row = static_cast<std::size_t>(b.slot(p).rows()) +
+                          static_cast<std::size_t>(plan.halo_first[p][q]);
+      const auto at = static_cast<std::size_t>(stack_base[p][q]);
       auto& out = exchange[q].sends;
       auto& in = exchange[p].receives;
       const int to_part = static_cast<int>(p), from_part = static_cast<int>(q);
       out.push_back({to_part, picked[q].row_ptr().data() + first_row + 1, rows * sizeof(index_t)});
-      in.push_back({from_part, halo_ptr[p].data() + at_row + 1, rows * sizeof(index_t)});
+      in.push_back({from_part, stack_ptr[p].data() + at_row + 1, rows * sizeof(index_t)});
       out.push_back({to_part, picked[q].col_idx().data() + from, n * sizeof(index_t)});
-      in.push_back({from_part, halo_col[p].data() + at, n * sizeof(index_t)});
+      in.push_back({from_part, stack_col[p].data() + at, n * sizeof(index_t)});
       out.push_back({to_part, picked[q].values().data() + from, n * sizeof(T)});
-      in.push_back({from_part, halo_val[p].data() + at, n * sizeof(T)});
+      in.push_back({from_part, stack_val[p].data() + at, n * sizeof(T)});
     }
   post_exchange(where, exchange);
   join_exchange(where);
-  std::vector<csr<T, gpu>> result(slots);
-  std::vector<std::int64_t> nnz(slots, 0);
   for_each_part(where, true, [&](std::size_t p, int part) {
     context& ctx = where.context_of(part);
-    // Received row pointers count from the sender's first sent entry; rebase them onto this
-    // part's halo arrays.
+    const index_t own_rows = b.slot(p).rows();
+    // Received row pointers count from the sender's first sent entry; rebase them onto the
+    // stack.
     for (std::size_t q = 0; q < slots; ++q) {
       const auto rows = static_cast<std::size_t>(plan.halo_first[p][q + 1] - plan.halo_first[p][q]);
       if (rows == 0) continue;
-      add_to_indices(ctx, halo_ptr[p].data() + plan.halo_first[p][q] + 1, rows,
-                     halo_base[p][q] - entries_from(q, p).first);
+      add_to_indices(ctx, stack_ptr[p].data() + own_rows + plan.halo_first[p][q] + 1, rows,
+                     stack_base[p][q] - entries_from(q, p).first);
     }
     const index_t rows = a.partition().size(part);
-    if (rows == 0 || (plan.local[p].cols() == 0 && plan.halo_size(p) == 0)) {
+    const index_t stack_rows = own_rows + plan.halo_size(p);
+    if (rows == 0 || stack_rows == 0) {
       result[p] = csr<T, gpu>(rows, b.cols());
-    } else if (plan.halo_size(p) == 0) {
-      result[p] = plan.local[p] * b.slot(p);
     } else {
-      const csr<T, gpu> halo(unchecked, plan.halo_size(p), b.cols(), std::move(halo_ptr[p]),
-                             std::move(halo_col[p]), std::move(halo_val[p]));
-      if (plan.local[p].cols() == 0)
-        result[p] = plan.remote[p] * halo;
-      else
-        result[p] = plan.local[p] * b.slot(p) + plan.remote[p] * halo;
+      const csr<T, gpu> stack(unchecked, stack_rows, b.cols(), std::move(stack_ptr[p]),
+                              std::move(stack_col[p]), std::move(stack_val[p]));
+      result[p] = extended[p] * stack;
     }
     nnz[p] = result[p].nnz();
   });
