@@ -2,8 +2,9 @@
 """The include graph runs one way (issue 19): a file includes only its own layer and those below.
 
 Headers, lowest layer first: core, formats, expr, plan, eval, then the back ends cpu and device
-(beside each other), then io (files into host matrices, through the cpu back end); spade.hpp
-includes everything. lib/: a family
+(beside each other), then io (files into host matrices, through the cpu back end) and multi
+(multi_gpu operands, running the single-GPU planner on each part), beside each other; spade.hpp
+includes everything (spade/mpi.hpp, above every layer, is included by MPI programs alone). lib/: a family
 (convert, core, host, kernels, vendor) includes public headers, its own files and lib/detail/
 (the helpers every family shares), never another family's files.
 
@@ -21,7 +22,8 @@ from pathlib import Path
 
 ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve() if "--root" in sys.argv \
     else Path(__file__).resolve().parents[1]
-RANK = {"core": 0, "formats": 1, "expr": 2, "plan": 3, "eval": 4, "cpu": 5, "device": 5, "io": 6}
+RANK = {"core": 0, "formats": 1, "expr": 2, "plan": 3, "eval": 4, "cpu": 5, "device": 5, "io": 6,
+        "multi": 6}
 LIB_SHARED = "detail"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -170,6 +171,10 @@ int cluster::size() const noexcept {
   return state_ ? state_->parts : 0;
 }
 
+bool cluster::single_process() const noexcept {
+  return !state_ || state_->one_process;
+}
+
 const std::vector<int>& cluster::my_parts() const noexcept {
   static const std::vector<int> none;
   return state_ ? state_->mine : none;
@@ -210,6 +215,64 @@ double cluster::timeout() const noexcept {
 }
 
 namespace detail {
+
+nccl_id new_nccl_id() {
+  static_assert(sizeof(ncclUniqueId) == sizeof(nccl_id), "NCCL's id is 128 bytes");
+  ncclUniqueId id;
+  SPADE_NCCL_TRY(ncclGetUniqueId(&id), nullptr, "making a cluster id (ncclGetUniqueId)");
+  nccl_id bytes;
+  std::memcpy(bytes.data(), &id, sizeof id);
+  return bytes;
+}
+
+int visible_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+cluster join_cluster(int rank, int ranks, const nccl_id& id, int device) {
+  if (ranks < 1 || rank < 0 || rank >= ranks)
+    throw error("spade::cluster::from_mpi: rank " + std::to_string(rank) + " of " +
+                std::to_string(ranks));
+  const int count = visible_device_count();
+  if (device < 0 || device >= count)
+    throw no_device("spade::cluster::from_mpi: rank " + std::to_string(rank) + " wants device " +
+                    std::to_string(device) + ", " + std::to_string(count) +
+                    " present (a node needs a GPU per rank)");
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  int current = 0;
+  SPADE_CUDA_TRY(cudaGetDevice(&current), "reading the current device");
+  const device_guard restore(current);
+  auto s = std::make_shared<cluster::state>();
+  s->parts = ranks;
+  s->one_process = ranks == 1;
+  const auto n = static_cast<std::size_t>(ranks);
+  const auto me = static_cast<std::size_t>(rank);
+  s->devices.assign(n, -1);
+  s->contexts.resize(n);
+  s->comms.assign(n, nullptr);
+  s->comm_streams.assign(n, nullptr);
+  s->events.assign(n, nullptr);
+  s->mine.push_back(rank);
+  s->devices[me] = device;
+  s->contexts[me] = std::make_unique<context>(device);
+  {
+    const device_guard on(device);
+    SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&s->comm_streams[me], cudaStreamNonBlocking),
+                   "creating a communication stream");
+    SPADE_CUDA_TRY(cudaEventCreateWithFlags(&s->events[me], cudaEventDisableTiming),
+                   "creating a cluster event");
+    ncclUniqueId unique;
+    std::memcpy(&unique, id.data(), sizeof unique);
+    SPADE_NCCL_TRY(ncclCommInitRank(&s->comms[me], ranks, unique, rank), nullptr,
+                   "joining the cluster's communicator (ncclCommInitRank)");
+  }
+  return cluster(std::move(s));
+}
 
 namespace {
 cluster::state& state_of(const cluster& where) {
@@ -364,6 +427,44 @@ double combine_parts(const cluster& where, const std::vector<double>& mine, part
     ctx.deallocate(cells[i], sizeof(double));
   }
   return total;
+}
+
+std::vector<std::vector<std::int64_t>> exchange_counts(
+    const cluster& where, const std::vector<std::vector<std::int64_t>>& to) {
+  auto& s = state_of(where);
+  const auto parts = static_cast<std::size_t>(s.parts);
+  if (to.size() != s.mine.size())
+    throw error("spade::cluster: counts for " + std::to_string(to.size()) + " parts, " +
+                std::to_string(s.mine.size()) + " driven here");
+  std::vector<std::vector<std::int64_t>> from(to.size(), std::vector<std::int64_t>(parts, 0));
+  std::vector<std::int64_t*> out(to.size()), in(to.size());
+  std::vector<part_exchange> exchange(to.size());
+  for (std::size_t i = 0; i < to.size(); ++i) {
+    if (to[i].size() != parts) throw error("spade::cluster: a count per part expected");
+    const int part = s.mine[i];
+    context& ctx = s.driven(part);
+    out[i] = static_cast<std::int64_t*>(ctx.allocate(parts * sizeof(std::int64_t), "counts"));
+    in[i] = static_cast<std::int64_t*>(ctx.allocate(parts * sizeof(std::int64_t), "counts"));
+    ctx.copy_to_device(out[i], to[i].data(), parts * sizeof(std::int64_t));
+    exchange[i].part = part;
+    for (std::size_t q = 0; q < parts; ++q) {
+      if (static_cast<int>(q) == part) continue;
+      exchange[i].sends.push_back({static_cast<int>(q), out[i] + q, sizeof(std::int64_t)});
+      exchange[i].receives.push_back({static_cast<int>(q), in[i] + q, sizeof(std::int64_t)});
+    }
+  }
+  post_exchange(where, exchange);
+  join_exchange(where);
+  synchronize(where);
+  for (std::size_t i = 0; i < to.size(); ++i) {
+    const int part = s.mine[i];
+    context& ctx = s.driven(part);
+    ctx.copy_to_host(from[i].data(), in[i], parts * sizeof(std::int64_t));
+    from[i][static_cast<std::size_t>(part)] = to[i][static_cast<std::size_t>(part)];
+    ctx.deallocate(out[i], parts * sizeof(std::int64_t));
+    ctx.deallocate(in[i], parts * sizeof(std::int64_t));
+  }
+  return from;
 }
 
 namespace {

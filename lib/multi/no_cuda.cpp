@@ -25,6 +25,9 @@ cluster cluster::local(int) {
 int cluster::size() const noexcept {
   return 0;
 }
+bool cluster::single_process() const noexcept {
+  return true;
+}
 const std::vector<int>& cluster::my_parts() const noexcept {
   static const std::vector<int> none;
   return none;
@@ -46,6 +49,19 @@ double cluster::timeout() const noexcept {
 }
 
 namespace detail {
+nccl_id new_nccl_id() {
+  no_cuda();
+}
+int visible_device_count() noexcept {
+  return 0;
+}
+cluster join_cluster(int, int, const nccl_id&, int) {
+  no_cuda();
+}
+std::vector<std::vector<std::int64_t>> exchange_counts(
+    const cluster&, const std::vector<std::vector<std::int64_t>>&) {
+  no_cuda();
+}
 void post_exchange(const cluster&, const std::vector<part_exchange>&) {
   no_cuda();
 }

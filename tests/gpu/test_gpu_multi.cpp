@@ -15,6 +15,7 @@
 
 #include <spade/spade.hpp>
 
+#include "conjugate_gradients.hpp"
 #include "gpu_support.hpp"
 #include "test_support.hpp"
 
@@ -24,6 +25,7 @@ using spade::gpu;
 using spade::index_t;
 using spade::multi_gpu;
 using spade::row_major;
+using spade::testing::conjugate_gradients;
 using spade::testing::contains;
 using spade::testing::fresh_seed;
 using spade::testing::splitmix64;
@@ -311,31 +313,6 @@ TEST_CASE_TEMPLATE("multi_gpu element-wise trees, sums and reductions run part b
     CHECK(std::abs(spade::sum(da) - spade::sum(spade::to_gpu(a))) <= 1e-3);
   }
 }
-
-namespace {
-
-/// Conjugate gradients written once for any space: the same expressions on gpu and multi_gpu.
-template <class M, class V>
-int conjugate_gradients(const M& a, const V& b, V& x, double tolerance, int most) {
-  using T = typename V::value_type;
-  V r = b - a * x;
-  V p = r;
-  double rr = spade::dot(r, r);
-  const double stop = tolerance * tolerance * spade::dot(b, b);
-  for (int it = 0; it < most; ++it) {
-    if (rr <= stop) return it;
-    V ap = a * p;
-    const T alpha = static_cast<T>(rr / spade::dot(p, ap));
-    x = x + alpha * p;
-    r = r - alpha * ap;
-    const double next = spade::dot(r, r);
-    p = r + static_cast<T>(next / rr) * p;
-    rr = next;
-  }
-  return most;
-}
-
-}  // namespace
 
 TEST_CASE("a distributed CG takes the single-GPU iteration count and reaches its solution") {
   if (spade::testing::no_device("multi_gpu tests")) return;

@@ -1,6 +1,7 @@
 // spade::cluster: the GPUs a multi_gpu object is split over, one context and NCCL rank each.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,8 +28,17 @@ class cluster {
   /// are present, spade::cuda_error (with NCCL's text) when the communicator fails.
   static cluster local(int gpus);
 
+  /// One GPU per rank of the MPI communicator `comm` (an MPI_Comm): the ranks on one node take
+  /// its GPUs in order of their rank there; NCCL's bootstrap id travels by MPI_Bcast. Collective
+  /// over `comm`. Defined in <spade/mpi.hpp> (link spade::mpi). Throws spade::no_device when a
+  /// node has more ranks than GPUs, spade::cuda_error (NCCL's text) when the communicator fails.
+  template <class Comm>
+  static cluster from_mpi(Comm comm);
+
   /// GPUs (parts) in all.
   int size() const noexcept;
+  /// True when this process drives every part (local()); false for from_mpi with 2+ ranks.
+  bool single_process() const noexcept;
   /// The parts this process drives, in increasing order (all of them for local()).
   const std::vector<int>& my_parts() const noexcept;
   /// The context of part `part` (one this process drives; throws spade::error otherwise).
@@ -93,6 +103,22 @@ void synchronize(const cluster& where);
 /// wins). With parts in other processes: one ncclAllReduce.
 enum class part_combine { sum, max, min };
 double combine_parts(const cluster& where, const std::vector<double>& mine, part_combine how);
+
+/// NCCL's bootstrap id (ncclUniqueId), as bytes a host program can broadcast.
+using nccl_id = std::array<char, 128>;
+/// A new id (ncclGetUniqueId), made by one rank and sent to the others.
+nccl_id new_nccl_id();
+/// The GPUs this process sees (0 without CUDA or without a device).
+int visible_device_count() noexcept;
+/// This process's part of a cluster of `ranks` processes, one GPU each: rank `rank` on CUDA
+/// device `device`, joined through `id` (ncclCommInitRank; collective over the ranks).
+cluster join_cluster(int rank, int ranks, const nccl_id& id, int device);
+
+/// Small per-peer numbers exchanged between every pair of parts: to[slot][q] goes from this
+/// process's slot-th part to part q; the result's [slot][q] is what part q sent to it (a part's
+/// own entry is copied). Synchronous.
+std::vector<std::vector<std::int64_t>> exchange_counts(
+    const cluster& where, const std::vector<std::vector<std::int64_t>>& to);
 
 /// dst[i · width + j] = element (idx[i], j) of the rows × width array `src` (row-major when
 /// `row_major`, else column-major), for i < count: the rows a part sends in a halo exchange,

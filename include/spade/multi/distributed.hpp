@@ -333,10 +333,7 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
                                                    const row_partition& cols) {
   const cluster& where = a.cluster();
   const std::size_t slots = a.local_parts();
-  if (slots != static_cast<std::size_t>(where.size()))
-    throw error(
-        "multi_gpu: a product over parts in several processes needs the halo lists exchanged; "
-        "this build plans products only for a cluster driven by one process (cluster::local)");
+  const auto parts = static_cast<std::size_t>(where.size());
   auto plan = std::make_shared<halo_plan<T>>();
   plan->cols = cols;
   std::vector<part_block<T>> blocks(slots);
@@ -346,35 +343,62 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
     // split_part reads part p's rows out of a whole matrix; here the block is all there is, so
     // it gets a partition in which every row belongs to p.
     row_partition only_p;
-    only_p.first.assign(static_cast<std::size_t>(where.size()) + 1, 0);
+    only_p.first.assign(parts + 1, 0);
     for (std::size_t k = static_cast<std::size_t>(p) + 1; k < only_p.first.size(); ++k)
       only_p.first[k] = rows_of_p.rows();
     blocks[s] = split_part(rows_of_p, only_p, cols, p);
   }
-  const halo_exchange exchange = exchange_of(blocks, cols);
+  // Each part tells each owner how many of its rows it needs, then which (as positions in the
+  // owner's block): the owners learn what to send. The same exchange whether the parts live in
+  // one process or in one process each.
+  std::vector<std::vector<std::int64_t>> wanted(slots, std::vector<std::int64_t>(parts, 0));
+  for (std::size_t s = 0; s < slots; ++s)
+    for (std::size_t q = 0; q < parts; ++q)
+      wanted[s][q] = blocks[s].halo_first[q + 1] - blocks[s].halo_first[q];
+  const auto asked = exchange_counts(where, wanted);
   plan->local.resize(slots);
   plan->remote.resize(slots);
   plan->send_rows.resize(slots);
+  plan->send_first.resize(slots);
+  plan->send_rows_host.resize(slots);
   plan->select.resize(slots);
-  for (std::size_t s = 0; s < slots; ++s) {
-    plan->halo_first.push_back(blocks[s].halo_first);
-    plan->halo_rows += static_cast<std::int64_t>(blocks[s].halo.size());
-    plan->local_entries += blocks[s].local.nnz();
-    plan->remote_entries += blocks[s].remote.nnz();
-    std::vector<index_t> first{0}, rows;
-    for (std::size_t q = 0; q < slots; ++q) {
-      const auto& list = exchange.sends[s][q];
-      rows.insert(rows.end(), list.begin(), list.end());
-      first.push_back(static_cast<index_t>(rows.size()));
+  std::vector<device_buffer<index_t>> requests(slots);
+  std::vector<part_exchange> lists(slots);
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    const part_block<T>& block = blocks[s];
+    plan->halo_first.push_back(block.halo_first);
+    plan->halo_rows += static_cast<std::int64_t>(block.halo.size());
+    plan->local_entries += block.local.nnz();
+    plan->remote_entries += block.remote.nnz();
+    std::vector<index_t> positions(block.halo.size());
+    for (std::size_t q = 0; q < parts; ++q)
+      for (auto h = static_cast<std::size_t>(block.halo_first[q]);
+           h < static_cast<std::size_t>(block.halo_first[q + 1]); ++h)
+        positions[h] = block.halo[h] - cols.begin(static_cast<index_t>(q));
+    requests[s] = device_buffer<index_t>(positions);
+    std::vector<index_t> first{0};
+    for (std::size_t q = 0; q < parts; ++q)
+      first.push_back(first.back() + static_cast<index_t>(asked[s][q]));
+    plan->send_rows[s] = device_buffer<index_t>(static_cast<std::size_t>(first.back()));
+    lists[s].part = p;
+    for (std::size_t q = 0; q < parts; ++q) {
+      const auto peer = static_cast<int>(q);
+      if (wanted[s][q])
+        lists[s].sends.push_back({peer, requests[s].data() + block.halo_first[q],
+                                  static_cast<std::size_t>(wanted[s][q]) * sizeof(index_t)});
+      if (asked[s][q])
+        lists[s].receives.push_back({peer, plan->send_rows[s].data() + first[q],
+                                     static_cast<std::size_t>(asked[s][q]) * sizeof(index_t)});
     }
-    plan->send_first.push_back(std::move(first));
-    plan->send_rows_host.push_back(std::move(rows));
-  }
-  for_each_part(where, false, [&](std::size_t s, int) {
-    plan->local[s] = to_gpu(blocks[s].local);
-    plan->remote[s] = to_gpu(blocks[s].remote);
-    plan->send_rows[s] = device_buffer<index_t>(plan->send_rows_host[s]);
+    plan->send_first[s] = std::move(first);
+    plan->local[s] = to_gpu(block.local);
+    plan->remote[s] = to_gpu(block.remote);
   });
+  post_exchange(where, lists);
+  join_exchange(where);
+  synchronize(where);
+  for (std::size_t s = 0; s < slots; ++s)
+    plan->send_rows_host[s] = plan->send_rows[s].to_host();
   return plan;
 }
 
@@ -387,6 +411,23 @@ csr<T, cpu> selection_matrix(const std::vector<index_t>& rows, index_t cols) {
     ptr[i] = static_cast<index_t>(i);
   return csr<T, cpu>(unchecked, static_cast<index_t>(rows.size()), cols, std::move(ptr),
                      std::vector<index_t>(rows), std::vector<T>(rows.size(), T(1)));
+}
+
+/// One number per part of the whole cluster from one per part of this process (the entries of
+/// each part of a csr): read directly when this process drives every part, else exchanged.
+inline std::vector<std::int64_t> all_part_counts(const cluster& where,
+                                                 const std::vector<std::int64_t>& mine) {
+  const auto parts = static_cast<std::size_t>(where.size());
+  std::vector<std::int64_t> all(parts, 0);
+  if (where.single_process()) {
+    for (std::size_t s = 0; s < mine.size(); ++s)
+      all[static_cast<std::size_t>(where.my_parts()[s])] = mine[s];
+    return all;
+  }
+  std::vector<std::vector<std::int64_t>> to;
+  for (const auto n : mine)
+    to.emplace_back(parts, n);
+  return exchange_counts(where, to).front();
 }
 
 inline void require_same_cluster(const cluster& a, const cluster& b, const char* what) {
@@ -515,39 +556,119 @@ auto distribute(const X& x, const Like& like) {
   return distribute(x, like.cluster(), &like.partition());
 }
 
-/// The whole of a multi_gpu object, on the host (its parts copied back and stacked).
+namespace detail {
+
+/// Every part's array on the host, in part order: `mine[slot]` is `counts[part]` elements of
+/// device memory of this process's slot-th part. With parts in other processes, every part
+/// sends its array to every other (an all-gather over NCCL); collective over the cluster.
+template <class U>
+std::vector<std::vector<U>> all_parts_on_host(const cluster& where,
+                                              const std::vector<const U*>& mine,
+                                              const std::vector<std::size_t>& counts) {
+  const auto parts = static_cast<std::size_t>(where.size());
+  std::vector<std::vector<U>> all(parts);
+  std::vector<device_buffer<U>> received(parts);
+  std::vector<part_exchange> exchange;
+  for (std::size_t s = 0; s < mine.size(); ++s) {
+    const int part = where.my_parts()[s];
+    const auto p = static_cast<std::size_t>(part);
+    all[p].resize(counts[p]);
+    if (counts[p])
+      where.context_of(part).copy_to_host(all[p].data(), mine[s], counts[p] * sizeof(U));
+    if (where.single_process()) continue;
+    part_exchange x;
+    x.part = part;
+    context_scope scope(where.context_of(part));
+    for (std::size_t q = 0; q < parts; ++q) {
+      if (q == p) continue;
+      x.sends.push_back({static_cast<int>(q), mine[s], counts[p] * sizeof(U)});
+      if (s == 0) {  // the first part of this process receives everybody else's
+        received[q] = device_buffer<U>(counts[q]);
+        x.receives.push_back({static_cast<int>(q), received[q].data(), counts[q] * sizeof(U)});
+      }
+    }
+    exchange.push_back(std::move(x));
+  }
+  if (where.single_process()) return all;
+  post_exchange(where, exchange);
+  join_exchange(where);
+  synchronize(where);
+  for (std::size_t q = 0; q < parts; ++q)
+    if (received[q].size()) all[q] = received[q].to_host();
+  return all;
+}
+
+}  // namespace detail
+
+/// The whole of a multi_gpu object, on the host: its parts copied back and stacked. With parts
+/// in other processes (cluster::from_mpi) every process gets the whole: collective.
 template <scalar T>
 csr<T, cpu> gather(const csr<T, multi_gpu>& a) {
-  if (a.local_parts() != static_cast<std::size_t>(a.cluster().size()))
-    throw error("spade::gather: parts held by other processes are not gathered by this build");
+  const cluster& where = a.cluster();
+  const auto parts = static_cast<std::size_t>(where.size());
+  std::vector<const index_t*> ptr, col;
+  std::vector<const T*> val;
+  for (std::size_t s = 0; s < a.local_parts(); ++s) {
+    ptr.push_back(a.slot(s).row_ptr().data());
+    col.push_back(a.slot(s).col_idx().data());
+    val.push_back(a.slot(s).values().data());
+  }
+  std::vector<std::size_t> ptr_count(parts), nnz(parts);
+  for (std::size_t p = 0; p < parts; ++p) {
+    const index_t rows = a.partition().size(static_cast<index_t>(p));
+    nnz[p] = static_cast<std::size_t>(a.part_nnz(static_cast<int>(p)));
+    // An empty part may hold no row pointers at all.
+    ptr_count[p] = rows == 0 ? 0 : static_cast<std::size_t>(rows) + 1;
+  }
+  const auto ptrs = detail::all_parts_on_host(where, ptr, ptr_count);
+  const auto cols = detail::all_parts_on_host(where, col, nnz);
+  const auto vals = detail::all_parts_on_host(where, val, nnz);
   std::vector<csr<T, cpu>> pieces;
-  for (std::size_t s = 0; s < a.local_parts(); ++s)
-    pieces.push_back(to_cpu(a.slot(s)));
+  for (std::size_t p = 0; p < parts; ++p) {
+    const index_t rows = a.partition().size(static_cast<index_t>(p));
+    std::vector<index_t> row_ptr = ptrs[p];
+    if (row_ptr.empty()) row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+    pieces.emplace_back(unchecked, rows, a.cols(), std::move(row_ptr),
+                        std::vector<index_t>(cols[p]), std::vector<T>(vals[p]));
+  }
   return detail::stack_rows(pieces, a.cols());
 }
 template <storage_scalar T>
 vector<T, cpu> gather(const vector<T, multi_gpu>& x) {
-  if (x.local_parts() != static_cast<std::size_t>(x.cluster().size()))
-    throw error("spade::gather: parts held by other processes are not gathered by this build");
+  const cluster& where = x.cluster();
+  std::vector<const T*> mine;
+  for (std::size_t s = 0; s < x.local_parts(); ++s)
+    mine.push_back(x.slot(s).values().data());
+  std::vector<std::size_t> counts;
+  for (index_t p = 0; p < where.size(); ++p)
+    counts.push_back(static_cast<std::size_t>(x.partition().size(p)));
   std::vector<T> all;
   all.reserve(static_cast<std::size_t>(x.size()));
-  for (std::size_t s = 0; s < x.local_parts(); ++s) {
-    const auto piece = to_cpu(x.slot(s));
-    all.insert(all.end(), piece.values().begin(), piece.values().end());
-  }
+  for (const auto& piece : detail::all_parts_on_host(where, mine, counts))
+    all.insert(all.end(), piece.begin(), piece.end());
   return vector<T, cpu>(std::move(all));
 }
 template <storage_scalar T, layout L>
 dense<T, cpu, L> gather(const dense<T, multi_gpu, L>& d) {
-  if (d.local_parts() != static_cast<std::size_t>(d.cluster().size()))
-    throw error("spade::gather: parts held by other processes are not gathered by this build");
+  const cluster& where = d.cluster();
+  std::vector<const T*> mine;
+  for (std::size_t s = 0; s < d.local_parts(); ++s)
+    mine.push_back(d.slot(s).values().data());
+  std::vector<std::size_t> counts;
+  for (index_t p = 0; p < where.size(); ++p)
+    counts.push_back(static_cast<std::size_t>(d.partition().size(p)) *
+                     static_cast<std::size_t>(d.cols()));
+  const auto pieces = detail::all_parts_on_host(where, mine, counts);
   dense<T, cpu, L> all(d.rows(), d.cols());
-  for (std::size_t s = 0; s < d.local_parts(); ++s) {
-    const auto piece = to_cpu(d.slot(s));
-    const index_t first = d.partition().begin(d.cluster().my_parts()[s]);
-    for (index_t r = 0; r < piece.rows(); ++r)
-      for (index_t c = 0; c < piece.cols(); ++c)
-        all(first + r, c) = piece(r, c);
+  for (index_t p = 0; p < where.size(); ++p) {
+    const auto& piece = pieces[static_cast<std::size_t>(p)];
+    const index_t first = d.partition().begin(p);
+    const index_t n = d.partition().size(p);
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < d.cols(); ++c)
+        all(first + r, c) = std::is_same_v<L, row_major>
+                                ? piece[static_cast<std::size_t>(r) * d.cols() + c]
+                                : piece[static_cast<std::size_t>(c) * n + r];
   }
   return all;
 }
@@ -617,7 +738,7 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
     pack_rows(where.context_of(p), x.slot(s).values().data(), x.partition().size(p), width,
               row_major_rows<X>(), plan.send_rows[s].data(), plan.send_size(s), sent[s].data());
     exchange[s].part = p;
-    for (std::size_t q = 0; q < slots; ++q) {
+    for (std::size_t q = 0; q < static_cast<std::size_t>(where.size()); ++q) {
       const auto peer = static_cast<int>(q);
       const std::size_t out_first = static_cast<std::size_t>(plan.send_first[s][q]);
       const std::size_t out_count = static_cast<std::size_t>(plan.send_first[s][q + 1]) - out_first;
@@ -685,102 +806,114 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
                                                          : csr<T, gpu>(plan.local[s] * b.slot(s));
       nnz[s] = result[s].nnz();
     });
-    c = csr<T, multi_gpu>(where, a.partition(), b.cols(), std::move(result), std::move(nnz));
+    c = csr<T, multi_gpu>(where, a.partition(), b.cols(), std::move(result),
+                          all_part_counts(where, nnz));
     return;
   }
   const auto& extended = plan.extended(where);
+  const auto parts = static_cast<std::size_t>(where.size());
   // What each part sends: the rows of its block of B that others name, as one csr.
   std::vector<csr<T, gpu>> picked(slots);
-  std::vector<std::vector<index_t>> picked_ptr(slots);
+  std::vector<std::vector<std::int64_t>> send_nnz(slots, std::vector<std::int64_t>(parts, 0));
+  std::vector<std::vector<std::int64_t>> send_base(slots, std::vector<std::int64_t>(parts, 0));
   for_each_part(where, true, [&](std::size_t s, int) {
     if (plan.send_size(s) == 0) return;
     const auto select = to_gpu(selection_matrix<T>(plan.send_rows_host[s], b.slot(s).rows()));
     picked[s] = select * b.slot(s);
-    picked_ptr[s] = picked[s].row_ptr().to_host();
+    const std::vector<index_t> ptr = picked[s].row_ptr().to_host();
+    for (std::size_t q = 0; q < parts; ++q) {
+      const auto first = static_cast<std::size_t>(plan.send_first[s][q]);
+      const auto end = static_cast<std::size_t>(plan.send_first[s][q + 1]);
+      send_base[s][q] = ptr[first];
+      send_nnz[s][q] = ptr[end] - ptr[first];
+    }
   });
-  // Sizes are known on the host (one process drives every part): each receiver lays out its
-  // stack — its own block of B, then the rows from part 0, 1, ... — and receives into it.
-  const auto entries_from = [&](std::size_t q, std::size_t p) {
-    const auto first = static_cast<std::size_t>(plan.send_first[q][p]);
-    const auto end = static_cast<std::size_t>(plan.send_first[q][p + 1]);
-    return first == end ? std::pair<index_t, index_t>{0, 0}
-                        : std::pair<index_t, index_t>{picked_ptr[q][first], picked_ptr[q][end]};
-  };
+  // Each receiver learns how many entries come from each sender and where the sender's row
+  // pointers start, and lays out its stack: its own block of B, then the rows from part 0, 1, ...
+  const auto recv_nnz = exchange_counts(where, send_nnz);
+  const auto recv_base = exchange_counts(where, send_base);
   std::vector<device_buffer<index_t>> stack_ptr(slots), stack_col(slots);
   std::vector<device_buffer<T>> stack_val(slots);
-  std::vector<std::vector<std::int64_t>> stack_base(slots);  // [p][q] first entry from q
+  std::vector<std::vector<std::int64_t>> stack_base(slots);  // [slot][q] first entry from q
   std::vector<part_exchange> exchange(slots);
-  for_each_part(where, false, [&](std::size_t p, int part) {
-    const csr<T, gpu>& own = b.slot(p);
+  for_each_part(where, false, [&](std::size_t s, int part) {
+    const csr<T, gpu>& own = b.slot(s);
     const auto own_rows = static_cast<std::size_t>(own.rows());
     const auto own_nnz = static_cast<std::size_t>(own.nnz());
     std::int64_t total = static_cast<std::int64_t>(own_nnz);
-    stack_base[p].assign(slots, 0);
-    for (std::size_t q = 0; q < slots; ++q) {
-      const auto [from, to] = entries_from(q, p);
-      stack_base[p][q] = total;
-      total += to - from;
+    stack_base[s].assign(parts, 0);
+    for (std::size_t q = 0; q < parts; ++q) {
+      stack_base[s][q] = total;
+      total += recv_nnz[s][q];
     }
     context& ctx = where.context_of(part);
-    stack_ptr[p] =
-        device_buffer<index_t>(own_rows + static_cast<std::size_t>(plan.halo_size(p)) + 1);
-    stack_col[p] = device_buffer<index_t>(static_cast<std::size_t>(total));
-    stack_val[p] = device_buffer<T>(static_cast<std::size_t>(total));
+    stack_ptr[s] =
+        device_buffer<index_t>(own_rows + static_cast<std::size_t>(plan.halo_size(s)) + 1);
+    stack_col[s] = device_buffer<index_t>(static_cast<std::size_t>(total));
+    stack_val[s] = device_buffer<T>(static_cast<std::size_t>(total));
     if (own.row_ptr().size())
-      ctx.copy_on_device(stack_ptr[p].data(), own.row_ptr().data(),
+      ctx.copy_on_device(stack_ptr[s].data(), own.row_ptr().data(),
                          (own_rows + 1) * sizeof(index_t));
     else
-      ctx.fill_zero(stack_ptr[p].data(), sizeof(index_t));
-    ctx.copy_on_device(stack_col[p].data(), own.col_idx().data(), own_nnz * sizeof(index_t));
-    ctx.copy_on_device(stack_val[p].data(), own.values().data(), own_nnz * sizeof(T));
-    exchange[p].part = part;
-  });
-  for (std::size_t q = 0; q < slots; ++q)
-    for (std::size_t p = 0; p < slots; ++p) {
-      const auto rows = static_cast<std::size_t>(plan.send_first[q][p + 1] - plan.send_first[q][p]);
-      if (rows == 0) continue;
-      const auto [from, to] = entries_from(q, p);
-      const auto n = static_cast<std::size_t>(to - from);
-      const auto first_row = static_cast<std::size_t>(plan.send_first[q][p]);
-      const auto at_row = static_cast<std::size_t>(b.slot(p).rows()) +
-                          static_cast<std::size_t>(plan.halo_first[p][q]);
-      const auto at = static_cast<std::size_t>(stack_base[p][q]);
-      auto& out = exchange[q].sends;
-      auto& in = exchange[p].receives;
-      const int to_part = static_cast<int>(p), from_part = static_cast<int>(q);
-      out.push_back({to_part, picked[q].row_ptr().data() + first_row + 1, rows * sizeof(index_t)});
-      in.push_back({from_part, stack_ptr[p].data() + at_row + 1, rows * sizeof(index_t)});
-      out.push_back({to_part, picked[q].col_idx().data() + from, n * sizeof(index_t)});
-      in.push_back({from_part, stack_col[p].data() + at, n * sizeof(index_t)});
-      out.push_back({to_part, picked[q].values().data() + from, n * sizeof(T)});
-      in.push_back({from_part, stack_val[p].data() + at, n * sizeof(T)});
+      ctx.fill_zero(stack_ptr[s].data(), sizeof(index_t));
+    ctx.copy_on_device(stack_col[s].data(), own.col_idx().data(), own_nnz * sizeof(index_t));
+    ctx.copy_on_device(stack_val[s].data(), own.values().data(), own_nnz * sizeof(T));
+    exchange[s].part = part;
+    for (std::size_t q = 0; q < parts; ++q) {
+      const int peer = static_cast<int>(q);
+      // To q: the rows it asked for (send_first), their pointers, columns and values.
+      const auto out_rows =
+          static_cast<std::size_t>(plan.send_first[s][q + 1] - plan.send_first[s][q]);
+      if (out_rows) {
+        const auto first_row = static_cast<std::size_t>(plan.send_first[s][q]);
+        const auto from = static_cast<std::size_t>(send_base[s][q]);
+        const auto n = static_cast<std::size_t>(send_nnz[s][q]);
+        exchange[s].sends.push_back(
+            {peer, picked[s].row_ptr().data() + first_row + 1, out_rows * sizeof(index_t)});
+        exchange[s].sends.push_back({peer, picked[s].col_idx().data() + from, n * sizeof(index_t)});
+        exchange[s].sends.push_back({peer, picked[s].values().data() + from, n * sizeof(T)});
+      }
+      // From q: the rows of its block this part's halo lists, in the same order.
+      const auto in_rows =
+          static_cast<std::size_t>(plan.halo_first[s][q + 1] - plan.halo_first[s][q]);
+      if (in_rows) {
+        const auto at_row = own_rows + static_cast<std::size_t>(plan.halo_first[s][q]);
+        const auto at = static_cast<std::size_t>(stack_base[s][q]);
+        const auto n = static_cast<std::size_t>(recv_nnz[s][q]);
+        exchange[s].receives.push_back(
+            {peer, stack_ptr[s].data() + at_row + 1, in_rows * sizeof(index_t)});
+        exchange[s].receives.push_back({peer, stack_col[s].data() + at, n * sizeof(index_t)});
+        exchange[s].receives.push_back({peer, stack_val[s].data() + at, n * sizeof(T)});
+      }
     }
+  });
   post_exchange(where, exchange);
   join_exchange(where);
-  for_each_part(where, true, [&](std::size_t p, int part) {
+  for_each_part(where, true, [&](std::size_t s, int part) {
     context& ctx = where.context_of(part);
-    const index_t own_rows = b.slot(p).rows();
+    const index_t own_rows = b.slot(s).rows();
     // Received row pointers count from the sender's first sent entry; rebase them onto the
     // stack.
-    for (std::size_t q = 0; q < slots; ++q) {
-      const auto rows = static_cast<std::size_t>(plan.halo_first[p][q + 1] - plan.halo_first[p][q]);
+    for (std::size_t q = 0; q < parts; ++q) {
+      const auto rows = static_cast<std::size_t>(plan.halo_first[s][q + 1] - plan.halo_first[s][q]);
       if (rows == 0) continue;
-      add_to_indices(ctx, stack_ptr[p].data() + own_rows + plan.halo_first[p][q] + 1, rows,
-                     stack_base[p][q] - entries_from(q, p).first);
+      add_to_indices(ctx, stack_ptr[s].data() + own_rows + plan.halo_first[s][q] + 1, rows,
+                     stack_base[s][q] - recv_base[s][q]);
     }
     const index_t rows = a.partition().size(part);
-    const index_t stack_rows = own_rows + plan.halo_size(p);
+    const index_t stack_rows = own_rows + plan.halo_size(s);
     if (rows == 0 || stack_rows == 0) {
-      result[p] = csr<T, gpu>(rows, b.cols());
+      result[s] = csr<T, gpu>(rows, b.cols());
     } else {
-      const csr<T, gpu> stack(unchecked, stack_rows, b.cols(), std::move(stack_ptr[p]),
-                              std::move(stack_col[p]), std::move(stack_val[p]));
-      result[p] = extended[p] * stack;
+      const csr<T, gpu> stack(unchecked, stack_rows, b.cols(), std::move(stack_ptr[s]),
+                              std::move(stack_col[s]), std::move(stack_val[s]));
+      result[s] = extended[s] * stack;
     }
-    nnz[p] = result[p].nnz();
+    nnz[s] = result[s].nnz();
   });
   for_each_part(where, false, [&](std::size_t s, int) { picked[s] = csr<T, gpu>(); });
-  c = csr<T, multi_gpu>(where, a.partition(), b.cols(), std::move(result), std::move(nnz));
+  c = csr<T, multi_gpu>(where, a.partition(), b.cols(), std::move(result),
+                        all_part_counts(where, nnz));
 }
 
 // ---- element-wise trees: the same tree over each part's blocks -------------------------------
@@ -968,9 +1101,7 @@ Dest make_distributed(const cluster& where, const row_partition& rows, index_t c
     std::vector<std::int64_t> nnz;
     for (const auto& part : parts)
       nnz.push_back(part.nnz());
-    if (nnz.size() != static_cast<std::size_t>(where.size()))
-      throw error("multi_gpu: a csr over parts in several processes needs their sizes exchanged");
-    return Dest(where, rows, cols, std::move(parts), std::move(nnz));
+    return Dest(where, rows, cols, std::move(parts), all_part_counts(where, nnz));
   } else {
     return Dest(where, rows, cols, std::move(parts));
   }
@@ -1135,10 +1266,17 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
   text += "\n";
   for (std::size_t s = 0; s < a.local_parts(); ++s) {
     const int p = where.my_parts()[s];
-    text += "    part " + std::to_string(p) + " receives";
-    for (std::size_t q = 0; q < a.local_parts(); ++q) {
+    text += "    part ";
+    text += std::to_string(p);
+    text += " receives";
+    for (std::size_t q = 0; q < static_cast<std::size_t>(where.size()); ++q) {
       const index_t n = plan.halo_first[s][q + 1] - plan.halo_first[s][q];
-      if (n) text += " " + std::to_string(n) + " rows from part " + std::to_string(q) + ";";
+      if (!n) continue;
+      text += ' ';
+      text += std::to_string(n);
+      text += " rows from part ";
+      text += std::to_string(q);
+      text += ';';
     }
     if (plan.halo_size(s) == 0) text += " nothing";
     text += "\n";

@@ -1,0 +1,56 @@
+// spade::cluster::from_mpi: one GPU per MPI rank (include with <mpi.h> available; link spade::mpi).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <type_traits>
+
+#include "spade/core/error.hpp"
+#include "spade/multi/cluster.hpp"
+
+namespace spade {
+
+// Header-only, so that Spade's compiled library never needs MPI: MPI carries NCCL's bootstrap id
+// from rank 0 to the others, and everything after is NCCL's.
+template <class Comm>
+cluster cluster::from_mpi(Comm comm) {
+  static_assert(std::is_same_v<Comm, MPI_Comm>,
+                "spade::cluster::from_mpi takes an MPI communicator (MPI_Comm)");
+  int rank = 0, ranks = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  // The ranks sharing this node take its GPUs in the order of their rank on the node.
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int node_rank = 0, node_ranks = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const int gpus = detail::visible_device_count();
+  // Every rank of the node sees the same counts, so all of them throw or none does.
+  if (node_ranks > gpus)
+    throw no_device("spade::cluster::from_mpi: " + std::to_string(node_ranks) +
+                    " ranks on this node, " + std::to_string(gpus) +
+                    " GPUs visible (one GPU per rank)");
+  // Rank 0 makes the id; a failure there is told to every rank, so none waits for an id forever.
+  detail::nccl_id id{};
+  std::string failure;
+  int made = 1;
+  if (rank == 0) {
+    try {
+      id = detail::new_nccl_id();
+    } catch (const error& e) {
+      failure = e.what();
+      made = 0;
+    }
+  }
+  MPI_Bcast(&made, 1, MPI_INT, 0, comm);
+  if (!made)
+    throw cuda_error("spade::cluster::from_mpi: rank 0 could not make the NCCL id" +
+                     (failure.empty() ? std::string() : ": " + failure));
+  MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, comm);
+  return detail::join_cluster(rank, ranks, id, node_rank);
+}
+
+}  // namespace spade
