@@ -146,9 +146,13 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
     halos.push_back(detail::halo_operand<X>(std::move(received[s]), plan.halo_size(s), width));
   const double remote_ms = wall_median_ms(
       [&] {
-        detail::for_each_part(where, false, [&](std::size_t s, int) {
-          if (plan.halo_size(s) == 0) return;
-          y[s] = T(1) * (plan.remote[s] * halos[s]) + T(1) * y[s];
+        detail::for_each_part(where, false, [&](std::size_t s, int p) {
+          if (plan.halo_size(s) == 0 || plan.remote[s].rows() == 0) return;
+          const halo_type partial = plan.remote[s] * halos[s];
+          detail::scatter_add_rows(where.context_of(p), partial.values().data(),
+                                   plan.remote[s].rows(), width, plan.remote_rows[s].data(),
+                                   y[s].values().data(), a.partition().size(p),
+                                   detail::row_major_rows<part_result>());
         });
       },
       sync, warmups, reps);
@@ -262,6 +266,11 @@ int command_multi(const options& opt, run_options& ro) {
       emit(r);
       rows.push_back(r);
       if (where.size() > 1) {
+        if (opt.has("explain")) {
+          std::printf("%s\n%s\n", spade::explain(da * dx).c_str(), spade::explain(da * db).c_str());
+          std::printf("single GPU:\n%s\n%s\n", spade::explain(ga * gx).c_str(),
+                      spade::explain(ga * gb).c_str());
+        }
         time_split(where, da, dx, "spmv", warmups, reps);
         time_split(where, da, db, "spmm" + std::to_string(width), warmups, reps);
       }

@@ -1519,7 +1519,8 @@ int run(int argc, char** argv) {
     return 1;
   }
   const options opt(
-      {args.begin() + 1, args.end()}, {"quick", "double", "float", "flush-l2", "all-algs", "gemm"},
+      {args.begin() + 1, args.end()},
+      {"quick", "double", "float", "flush-l2", "all-algs", "gemm", "explain"},
       {"matrices",       "sets",      "only",   "n",      "max-products", "warmup", "reps",
        "reference-work", "seed",      "csv",    "commit", "calls",        "gcoo-p", "gcoo-split",
        "max-iterations", "tolerance", "ellr-t", "grid",   "spgemm-grid",  "rmat"});

@@ -482,6 +482,19 @@ __global__ void pack_rows_kernel(const T* __restrict__ src, index_t rows, index_
   }
 }
 
+template <class T>
+__global__ void scatter_add_rows_kernel(const T* __restrict__ src, std::int64_t total,
+                                        index_t width, const index_t* __restrict__ rows,
+                                        T* __restrict__ dst, index_t dst_rows, bool row_major) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
+       t += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t i = t / width;
+    const std::int64_t j = t - i * width;
+    const std::int64_t row = rows[i];
+    dst[row_major ? row * width + j : j * std::int64_t{dst_rows} + row] += src[t];
+  }
+}
+
 __global__ void add_to_indices_kernel(index_t* p, std::int64_t count, std::int64_t delta) {
   for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < count;
        t += std::int64_t{gridDim.x} * blockDim.x)
@@ -507,6 +520,18 @@ void pack_rows(context& ctx, const T* src, index_t rows, index_t width, bool row
   SPADE_CHECK_LAUNCH("packing the rows a part sends");
 }
 
+template <scalar T>
+void scatter_add_rows(context& ctx, const T* src, index_t count, index_t width, const index_t* rows,
+                      T* dst, index_t dst_rows, bool row_major) {
+  const std::int64_t total = std::int64_t{count} * width;
+  if (total == 0) return;
+  const device_guard on(ctx.properties().ordinal);
+  scatter_add_rows_kernel<T>
+      <<<blocks_for(total, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+          src, total, width, rows, dst, dst_rows, row_major);
+  SPADE_CHECK_LAUNCH("adding a part's remote product into its rows");
+}
+
 void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta) {
   if (count == 0 || delta == 0) return;
   const device_guard on(ctx.properties().ordinal);
@@ -518,6 +543,10 @@ void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t de
 
 template void pack_rows<float>(context&, const float*, index_t, index_t, bool, const index_t*,
                                index_t, float*);
+template void scatter_add_rows<float>(context&, const float*, index_t, index_t, const index_t*,
+                                      float*, index_t, bool);
+template void scatter_add_rows<double>(context&, const double*, index_t, index_t, const index_t*,
+                                       double*, index_t, bool);
 template void pack_rows<double>(context&, const double*, index_t, index_t, bool, const index_t*,
                                 index_t, double*);
 

@@ -78,6 +78,14 @@ template <scalar T>
 void pack_rows(context&, const T*, index_t, index_t, bool, const index_t*, index_t, T*) {
   no_cuda();
 }
+template <scalar T>
+void scatter_add_rows(context&, const T*, index_t, index_t, const index_t*, T*, index_t, bool) {
+  no_cuda();
+}
+template void scatter_add_rows<float>(context&, const float*, index_t, index_t, const index_t*,
+                                      float*, index_t, bool);
+template void scatter_add_rows<double>(context&, const double*, index_t, index_t, const index_t*,
+                                       double*, index_t, bool);
 void add_to_indices(context&, index_t*, std::size_t, std::int64_t) {
   no_cuda();
 }

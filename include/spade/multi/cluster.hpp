@@ -126,6 +126,12 @@ std::vector<std::vector<std::int64_t>> exchange_counts(
 template <scalar T>
 void pack_rows(context& ctx, const T* src, index_t rows, index_t width, bool row_major,
                const index_t* idx, index_t count, T* dst);
+/// Element (rows[i], j) of the dst_rows × width array `dst` (row-major when `row_major`, else
+/// column-major) += src[i · width + j], for i < count (rows distinct): a part's remote product
+/// added into the rows of its result that read the halo. On ctx's stream.
+template <scalar T>
+void scatter_add_rows(context& ctx, const T* src, index_t count, index_t width, const index_t* rows,
+                      T* dst, index_t dst_rows, bool row_major);
 /// p[i] += delta for i < count, on ctx's stream (rebasing received row pointers).
 void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta);
 

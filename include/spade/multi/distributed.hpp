@@ -278,14 +278,16 @@ namespace detail {
 template <scalar T>
 struct halo_plan {
   row_partition cols;
-  std::vector<csr<T, gpu>> local;                    // [slot] rows_p × cols.size(p)
-  std::vector<csr<T, gpu>> remote;                   // [slot] rows_p × halo size
-  std::vector<std::vector<index_t>> halo_first;      // [slot] parts + 1: rows received from q
-  std::vector<std::vector<index_t>> send_first;      // [slot] parts + 1: rows sent to q
-  std::vector<std::vector<index_t>> send_rows_host;  // [slot] own positions sent, by receiver
-  std::vector<device_buffer<index_t>> send_rows;     // [slot] the same, on the part's GPU
-  std::vector<csr<T, gpu>> select;                   // [slot] one 1 per sent row (SpGEMM)
-  std::int64_t halo_rows = 0;                        // received rows, all parts
+  std::vector<csr<T, gpu>> local;                      // [slot] rows_p × cols.size(p)
+  std::vector<csr<T, gpu>> remote;                     // [slot] its rows that read the halo only
+  std::vector<std::vector<index_t>> remote_rows_host;  // [slot] which rows of the part those are
+  std::vector<device_buffer<index_t>> remote_rows;     // [slot] the same, on the part's GPU
+  std::vector<std::vector<index_t>> halo_first;        // [slot] parts + 1: rows received from q
+  std::vector<std::vector<index_t>> send_first;        // [slot] parts + 1: rows sent to q
+  std::vector<std::vector<index_t>> send_rows_host;    // [slot] own positions sent, by receiver
+  std::vector<device_buffer<index_t>> send_rows;       // [slot] the same, on the part's GPU
+  std::vector<csr<T, gpu>> select;                     // [slot] one 1 per sent row (SpGEMM)
+  std::int64_t halo_rows = 0;                          // received rows, all parts
   std::int64_t local_entries = 0, remote_entries = 0;
 
   /// [slot] rows_p × (cols.size(p) + halo size): local and remote side by side, the remote
@@ -296,17 +298,22 @@ struct halo_plan {
       extended_.resize(local.size());
       for (std::size_t s = 0; s < local.size(); ++s) {
         const auto own = to_cpu(local[s]);
-        const auto other = to_cpu(remote[s]);
+        const auto other = to_cpu(remote[s]);  // compacted: row i is the part's row rows[i]
+        const auto& other_rows = remote_rows_host[s];
         std::vector<index_t> ptr{0}, col;
         std::vector<T> val;
+        std::size_t next = 0;
         for (index_t r = 0; r < own.rows(); ++r) {
           for (index_t k = own.row_ptr()[r]; k < own.row_ptr()[r + 1]; ++k) {
             col.push_back(own.col_idx()[k]);
             val.push_back(own.values()[k]);
           }
-          for (index_t k = other.row_ptr()[r]; k < other.row_ptr()[r + 1]; ++k) {
-            col.push_back(own.cols() + other.col_idx()[k]);
-            val.push_back(other.values()[k]);
+          if (next < other_rows.size() && other_rows[next] == r) {
+            const auto i = static_cast<index_t>(next++);
+            for (index_t k = other.row_ptr()[i]; k < other.row_ptr()[i + 1]; ++k) {
+              col.push_back(own.cols() + other.col_idx()[k]);
+              val.push_back(other.values()[k]);
+            }
           }
           ptr.push_back(static_cast<index_t>(col.size()));
         }
@@ -358,6 +365,8 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
   const auto asked = exchange_counts(where, wanted);
   plan->local.resize(slots);
   plan->remote.resize(slots);
+  plan->remote_rows_host.resize(slots);
+  plan->remote_rows.resize(slots);
   plan->send_rows.resize(slots);
   plan->send_first.resize(slots);
   plan->send_rows_host.resize(slots);
@@ -392,7 +401,24 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
     }
     plan->send_first[s] = std::move(first);
     plan->local[s] = to_gpu(block.local);
-    plan->remote[s] = to_gpu(block.remote);
+    // Only the rows that read the halo: the remote pass then touches those rows of Y alone
+    // (a stencil's boundary planes, not the whole block).
+    const csr<T, cpu>& all = block.remote;
+    std::vector<index_t> which, ptr{0}, col;
+    std::vector<T> val;
+    for (index_t r = 0; r < all.rows(); ++r) {
+      const auto from = all.row_ptr()[static_cast<std::size_t>(r)];
+      const auto to = all.row_ptr()[static_cast<std::size_t>(r) + 1];
+      if (from == to) continue;
+      which.push_back(r);
+      col.insert(col.end(), all.col_idx().begin() + from, all.col_idx().begin() + to);
+      val.insert(val.end(), all.values().begin() + from, all.values().begin() + to);
+      ptr.push_back(static_cast<index_t>(col.size()));
+    }
+    plan->remote[s] = to_gpu(csr<T, cpu>(unchecked, static_cast<index_t>(which.size()), all.cols(),
+                                         std::move(ptr), std::move(col), std::move(val)));
+    plan->remote_rows[s] = device_buffer<index_t>(which);
+    plan->remote_rows_host[s] = std::move(which);
   });
   post_exchange(where, lists);
   join_exchange(where);
@@ -766,10 +792,14 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
     }
   });
   join_exchange(where);
-  for_each_part(where, false, [&](std::size_t s, int) {
-    if (plan.halo_size(s) == 0 || result[s].values().size() == 0) return;
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    if (plan.halo_size(s) == 0 || plan.remote[s].rows() == 0) return;
     const auto halo = halo_operand<X>(std::move(received[s]), plan.halo_size(s), width);
-    result[s] = T(1) * (plan.remote[s] * halo) + T(1) * result[s];
+    // remote_p · halo_p over the rows that read the halo, added into those rows of Y_p.
+    const decltype(halo) partial = plan.remote[s] * halo;
+    scatter_add_rows(where.context_of(p), partial.values().data(), plan.remote[s].rows(), width,
+                     plan.remote_rows[s].data(), result[s].values().data(), a.partition().size(p),
+                     row_major_rows<Y>());
   });
   // The sent buffers are freed on each context stream, which now waits for the exchange.
   for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
