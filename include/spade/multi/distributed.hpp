@@ -1319,10 +1319,14 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
             "'s plan shown):\n" + explain(plan.local[s] * x.slot(s));
     break;
   }
-  text +=
-      "  step 3, remote product on each part after the exchange: remote_p * halo_p added to "
-      "step 2's result (" +
-      std::string(is_csr_v<X> ? "a csr sum" : "one fused call") + ")\n";
+  if constexpr (is_csr_v<X>)
+    text +=
+        "  (SpGEMM: step 2 is the only product: each part's rows, renumbered, times its "
+        "block of B stacked over the received rows)\n";
+  else
+    text +=
+        "  step 3, remote product on each part after the exchange: the part's rows that read "
+        "the halo times the halo, added into those rows of the result\n";
   return text;
 }
 
