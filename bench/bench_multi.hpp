@@ -118,8 +118,8 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
       [&] {
         std::vector<detail::part_exchange> ex(slots);
         detail::for_each_part(where, false, [&](std::size_t s, int p) {
-          detail::pack_rows(where.context_of(p), x.slot(s).values().data(), x.partition().size(p),
-                            width, detail::row_major_rows<X>(), plan.send_rows[s].data(),
+          detail::pack_rows(where, p, x.slot(s).values().data(), x.partition().size(p), width,
+                            detail::row_major_rows<X>(), plan.send_rows[s].data(),
                             plan.send_size(s), sent[s].data());
           ex[s].part = p;
           const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
@@ -136,7 +136,8 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
                   {static_cast<int>(q), received[s].data() + in * width, in_n * row_bytes});
           }
         });
-        detail::post_exchange(where, ex);
+        detail::order_communication(where);
+        detail::post_exchange(where, ex, false);
         detail::join_exchange(where);
       },
       sync, warmups, reps);

@@ -56,6 +56,18 @@ class device_guard {
   int previous_ = 0;
 };
 
+/// A non-blocking stream of the current device at the highest priority: packing and NCCL's
+/// kernels then take SMs as a concurrent local product's blocks retire, instead of queueing
+/// behind all of them.
+cudaStream_t communication_stream() {
+  int least = 0, greatest = 0;
+  SPADE_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
+  cudaStream_t stream = nullptr;
+  SPADE_CUDA_TRY(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest),
+                 "creating a communication stream");
+  return stream;
+}
+
 double default_timeout() {
   if (const char* env = std::getenv("SPADE_NCCL_TIMEOUT")) {
     char* end = nullptr;
@@ -157,8 +169,7 @@ cluster cluster::local(int gpus) {
     s->devices[i] = p;
     s->contexts[i] = std::make_unique<context>(p);
     const device_guard on(p);
-    SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&s->comm_streams[i], cudaStreamNonBlocking),
-                   "creating a communication stream");
+    s->comm_streams[i] = communication_stream();
     SPADE_CUDA_TRY(cudaEventCreateWithFlags(&s->events[i], cudaEventDisableTiming),
                    "creating a cluster event");
   }
@@ -262,8 +273,7 @@ cluster join_cluster(int rank, int ranks, const nccl_id& id, int device) {
   s->contexts[me] = std::make_unique<context>(device);
   {
     const device_guard on(device);
-    SPADE_CUDA_TRY(cudaStreamCreateWithFlags(&s->comm_streams[me], cudaStreamNonBlocking),
-                   "creating a communication stream");
+    s->comm_streams[me] = communication_stream();
     SPADE_CUDA_TRY(cudaEventCreateWithFlags(&s->events[me], cudaEventDisableTiming),
                    "creating a cluster event");
     ncclUniqueId unique;
@@ -283,7 +293,20 @@ cluster::state& state_of(const cluster& where) {
 }
 }  // namespace
 
-void post_exchange(const cluster& where, const std::vector<part_exchange>& parts) {
+void order_communication(const cluster& where) {
+  auto& s = state_of(where);
+  for (int part : s.mine) {
+    const auto p = static_cast<std::size_t>(part);
+    const device_guard on(s.devices[p]);
+    SPADE_CUDA_TRY(cudaEventRecord(s.events[p], static_cast<cudaStream_t>(s.contexts[p]->stream())),
+                   "ordering communication after the part's work");
+    SPADE_CUDA_TRY(cudaStreamWaitEvent(s.comm_streams[p], s.events[p], 0),
+                   "ordering communication after the part's work");
+  }
+}
+
+void post_exchange(const cluster& where, const std::vector<part_exchange>& parts,
+                   bool after_context_work) {
   auto& s = state_of(where);
   bool any = false;
   for (const part_exchange& x : parts)
@@ -297,6 +320,7 @@ void post_exchange(const cluster& where, const std::vector<part_exchange>& parts
   // The communication stream of each part starts after the work queued on its context stream
   // (the packed rows must be there).
   for (const part_exchange& x : parts) {
+    if (!after_context_work) break;
     const auto p = static_cast<std::size_t>(x.part);
     context& ctx = s.driven(x.part);
     const device_guard on(s.devices[p]);
@@ -510,13 +534,16 @@ unsigned blocks_for(std::int64_t n, const context& ctx) {
 }  // namespace
 
 template <scalar T>
-void pack_rows(context& ctx, const T* src, index_t rows, index_t width, bool row_major,
-               const index_t* idx, index_t count, T* dst) {
+void pack_rows(const cluster& where, int part, const T* src, index_t rows, index_t width,
+               bool row_major, const index_t* idx, index_t count, T* dst) {
   const std::int64_t total = std::int64_t{count} * width;
   if (total == 0) return;
+  auto& s = state_of(where);
+  const context& ctx = s.driven(part);
   const device_guard on(ctx.properties().ordinal);
-  pack_rows_kernel<T><<<blocks_for(total, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
-      src, rows, width, row_major, idx, total, dst);
+  pack_rows_kernel<T>
+      <<<blocks_for(total, ctx), 256, 0, s.comm_streams[static_cast<std::size_t>(part)]>>>(
+          src, rows, width, row_major, idx, total, dst);
   SPADE_CHECK_LAUNCH("packing the rows a part sends");
 }
 
@@ -541,14 +568,14 @@ void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t de
   SPADE_CHECK_LAUNCH("rebasing received row pointers");
 }
 
-template void pack_rows<float>(context&, const float*, index_t, index_t, bool, const index_t*,
-                               index_t, float*);
+template void pack_rows<float>(const cluster&, int, const float*, index_t, index_t, bool,
+                               const index_t*, index_t, float*);
 template void scatter_add_rows<float>(context&, const float*, index_t, index_t, const index_t*,
                                       float*, index_t, bool);
 template void scatter_add_rows<double>(context&, const double*, index_t, index_t, const index_t*,
                                        double*, index_t, bool);
-template void pack_rows<double>(context&, const double*, index_t, index_t, bool, const index_t*,
-                                index_t, double*);
+template void pack_rows<double>(const cluster&, int, const double*, index_t, index_t, bool,
+                                const index_t*, index_t, double*);
 
 }  // namespace detail
 

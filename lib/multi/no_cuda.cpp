@@ -62,7 +62,10 @@ std::vector<std::vector<std::int64_t>> exchange_counts(
     const cluster&, const std::vector<std::vector<std::int64_t>>&) {
   no_cuda();
 }
-void post_exchange(const cluster&, const std::vector<part_exchange>&) {
+void post_exchange(const cluster&, const std::vector<part_exchange>&, bool) {
+  no_cuda();
+}
+void order_communication(const cluster&) {
   no_cuda();
 }
 void join_exchange(const cluster&) {
@@ -75,7 +78,7 @@ double combine_parts(const cluster&, const std::vector<double>&, part_combine) {
   no_cuda();
 }
 template <scalar T>
-void pack_rows(context&, const T*, index_t, index_t, bool, const index_t*, index_t, T*) {
+void pack_rows(const cluster&, int, const T*, index_t, index_t, bool, const index_t*, index_t, T*) {
   no_cuda();
 }
 template <scalar T>
@@ -89,10 +92,10 @@ template void scatter_add_rows<double>(context&, const double*, index_t, index_t
 void add_to_indices(context&, index_t*, std::size_t, std::int64_t) {
   no_cuda();
 }
-template void pack_rows<float>(context&, const float*, index_t, index_t, bool, const index_t*,
-                               index_t, float*);
-template void pack_rows<double>(context&, const double*, index_t, index_t, bool, const index_t*,
-                                index_t, double*);
+template void pack_rows<float>(const cluster&, int, const float*, index_t, index_t, bool,
+                               const index_t*, index_t, float*);
+template void pack_rows<double>(const cluster&, int, const double*, index_t, index_t, bool,
+                                const index_t*, index_t, double*);
 }  // namespace detail
 
 }  // namespace spade

@@ -90,7 +90,15 @@ struct part_exchange {
 /// Posts the transfers (one NCCL group of sends and receives) on each part's communication
 /// stream, ordered after the work already queued on the part's context stream; returns without
 /// waiting. Throws cuda_error with NCCL's text when NCCL refuses.
-void post_exchange(const cluster& where, const std::vector<part_exchange>& parts);
+/// With `after_context_work` false the communication streams are not ordered again: the caller
+/// did so earlier (order_communication) and has queued work on the context streams since that
+/// the exchange need not wait for.
+void post_exchange(const cluster& where, const std::vector<part_exchange>& parts,
+                   bool after_context_work = true);
+/// Orders each driven part's communication stream after the work queued so far on its context
+/// stream (what an exchange will read is ready there), so that work queued on the context
+/// streams afterwards (a local product) runs beside the exchange.
+void order_communication(const cluster& where);
 /// Orders each driven part's context stream after its communication stream: work queued on the
 /// part afterwards sees what the exchange received.
 void join_exchange(const cluster& where);
@@ -121,11 +129,11 @@ std::vector<std::vector<std::int64_t>> exchange_counts(
     const cluster& where, const std::vector<std::vector<std::int64_t>>& to);
 
 /// dst[i · width + j] = element (idx[i], j) of the rows × width array `src` (row-major when
-/// `row_major`, else column-major), for i < count: the rows a part sends in a halo exchange,
-/// packed row after row. On ctx's stream.
+/// `row_major`, else column-major), for i < count: the rows part `part` sends in a halo
+/// exchange, packed row after row, on the part's communication stream.
 template <scalar T>
-void pack_rows(context& ctx, const T* src, index_t rows, index_t width, bool row_major,
-               const index_t* idx, index_t count, T* dst);
+void pack_rows(const cluster& where, int part, const T* src, index_t rows, index_t width,
+               bool row_major, const index_t* idx, index_t count, T* dst);
 /// Element (rows[i], j) of the dst_rows × width array `dst` (row-major when `row_major`, else
 /// column-major) += src[i · width + j], for i < count (rows distinct): a part's remote product
 /// added into the rows of its result that read the halo. On ctx's stream.

@@ -761,8 +761,6 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
     const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
     sent[s] = device_buffer<T>(static_cast<std::size_t>(plan.send_size(s)) * width);
     received[s] = device_buffer<T>(static_cast<std::size_t>(plan.halo_size(s)) * width);
-    pack_rows(where.context_of(p), x.slot(s).values().data(), x.partition().size(p), width,
-              row_major_rows<X>(), plan.send_rows[s].data(), plan.send_size(s), sent[s].data());
     exchange[s].part = p;
     for (std::size_t q = 0; q < static_cast<std::size_t>(where.size()); ++q) {
       const auto peer = static_cast<int>(q);
@@ -778,7 +776,10 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
             {peer, received[s].data() + in_first * width, in_count * row_bytes});
     }
   });
-  post_exchange(where, exchange);
+  // The local products go first, so each GPU starts at once; the packing and the exchange run
+  // beside them on the (higher-priority) communication streams, ordered after the buffers'
+  // allocation and X's producers only.
+  order_communication(where);
   std::vector<typename Y::part_type> result(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
     const index_t rows = a.partition().size(p);
@@ -791,6 +792,12 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
       result[s] = plan.local[s] * x.slot(s);
     }
   });
+  for (std::size_t s = 0; s < slots; ++s) {
+    const int p = where.my_parts()[s];
+    pack_rows(where, p, x.slot(s).values().data(), x.partition().size(p), width,
+              row_major_rows<X>(), plan.send_rows[s].data(), plan.send_size(s), sent[s].data());
+  }
+  post_exchange(where, exchange, /*after_context_work=*/false);
   join_exchange(where);
   for_each_part(where, false, [&](std::size_t s, int p) {
     if (plan.halo_size(s) == 0 || plan.remote[s].rows() == 0) return;
