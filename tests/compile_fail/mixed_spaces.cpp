@@ -1,5 +1,5 @@
 // A product of a cpu and a gpu operand is refused where it is written.
-// expect: spade: operator*: the operands live in different spaces (one cpu, one gpu)
+// expect: spade: operator*: the operands live in different spaces (cpu, gpu, multi_gpu)
 #include <spade/spade.hpp>
 
 int main() {

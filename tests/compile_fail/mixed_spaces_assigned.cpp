@@ -1,5 +1,5 @@
 // The same mistake assigned to a matrix: still the one message, no conversion error after it.
-// expect: spade: operator*: the operands live in different spaces (one cpu, one gpu)
+// expect: spade: operator*: the operands live in different spaces (cpu, gpu, multi_gpu)
 #include <spade/spade.hpp>
 
 int main() {

@@ -43,7 +43,8 @@ constexpr bool check_cwise_pair() {
   if constexpr (!same_space) {
     static_assert(same_space,
                   "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: the operands live in "
-                  "different spaces (one cpu, one gpu); move one with spade::to_gpu or to_cpu");
+                  "different spaces (cpu, gpu, multi_gpu); move one with spade::to_gpu / to_cpu "
+                  "or spade::distribute");
   } else if constexpr (!same_scalar) {
     static_assert(same_scalar,
                   "spade: cwise_product/cwise_quotient/cwise_max/cwise_min: the operands have "

@@ -49,8 +49,9 @@ auto operator*(L&& lhs, R&& rhs) {
     return expr::detail::diagonal_product(std::forward<L>(lhs), std::forward<R>(rhs));
   } else if constexpr (!expr::detail::same_space<A, B>) {
     static_assert(expr::detail::same_space<A, B>,
-                  "spade: operator*: the operands live in different spaces (one cpu, one gpu); "
-                  "move one with spade::to_gpu or spade::to_cpu first");
+                  "spade: operator*: the operands live in different spaces (cpu, gpu, multi_gpu); "
+                  "move one with spade::to_gpu / spade::to_cpu, or spade::distribute it onto "
+                  "the other's cluster");
     return expr::unsupported{};
   } else if constexpr (!expr::detail::same_scalar<A, B>) {
     static_assert(expr::detail::same_scalar<A, B>,
@@ -76,9 +77,11 @@ auto operator+(L&& lhs, R&& rhs) {
     return expr::reject_reduced_precision<
         std::conditional_t<expr::holds_reduced_precision<A>, A, B>>();
   } else if constexpr (!expr::detail::same_space<A, B>) {
-    static_assert(expr::detail::same_space<A, B>,
-                  "spade: operator+/-: the operands live in different spaces (one cpu, one gpu); "
-                  "move one with spade::to_gpu or spade::to_cpu first");
+    static_assert(
+        expr::detail::same_space<A, B>,
+        "spade: operator+/-: the operands live in different spaces (cpu, gpu, multi_gpu); "
+        "move one with spade::to_gpu / spade::to_cpu, or spade::distribute it onto "
+        "the other's cluster");
     return expr::unsupported{};
   } else if constexpr (!expr::detail::same_scalar<A, B>) {
     static_assert(expr::detail::same_scalar<A, B>,

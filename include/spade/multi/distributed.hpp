@@ -965,6 +965,11 @@ struct unsupported_on_multi_gpu {
                 "spade: this expression node has no multi_gpu rule yet (transposes, views, "
                 "column scalings, column sums, diagonals, dense-times-anything and "
                 "sparse_view are single-GPU only; docs/multi-gpu.md lists what runs)");
+  // Converts to anything, so the static_assert above is the only error a user sees.
+  template <class Y>
+  operator Y() const {
+    return Y{};
+  }
 };
 
 /// Calls f(leaf) for every multi_gpu storage operand of e.
@@ -1057,6 +1062,15 @@ decltype(auto) products_evaluated(const E& e) {
   }
 }
 
+/// True for a node that runs along rows (row scalings, row sums): local to each part.
+template <class E>
+constexpr bool by_rows() {
+  if constexpr (requires { E::direction; })
+    return E::direction == expr::axis::rows;
+  else
+    return false;
+}
+
 /// e over part `slot`'s blocks: multi_gpu leaves become references to the gpu blocks of that
 /// part, the nodes stay what they are (so the single-GPU planner fuses them as usual).
 template <class E>
@@ -1091,12 +1105,12 @@ decltype(auto) local_tree(const E& e, std::size_t slot) {
     using S = decltype(local_tree(e.inner, slot));
     using D = decltype(local_tree(e.dense, slot));
     return expr::masked_product<S, D>(local_tree(e.inner, slot), local_tree(e.dense, slot));
-  } else if constexpr (expr::is_diagonal_scaled_v<E> && E::direction == expr::axis::rows) {
+  } else if constexpr (expr::is_diagonal_scaled_v<E> && by_rows<E>()) {
     using V = decltype(local_tree(e.diag, slot));
     using I = decltype(local_tree(e.inner, slot));
     return expr::diagonal_scaled<expr::axis::rows, V, I>(local_tree(e.diag, slot),
                                                          local_tree(e.inner, slot));
-  } else if constexpr (expr::is_axis_sum_v<E> && E::direction == expr::axis::rows) {
+  } else if constexpr (expr::is_axis_sum_v<E> && by_rows<E>()) {
     using I = decltype(local_tree(e.inner, slot));
     return expr::axis_sum<expr::axis::rows, I>(local_tree(e.inner, slot));
   } else {
