@@ -27,12 +27,19 @@ cluster cluster::from_mpi(Comm comm) {
   MPI_Comm_rank(node, &node_rank);
   MPI_Comm_size(node, &node_ranks);
   MPI_Comm_free(&node);
+  // A node's ranks take its GPUs by their rank there. (A launcher that hides all but one GPU
+  // from each rank through CUDA_VISIBLE_DEVICES is refused below: telling it from ranks that
+  // share one GPU needs the GPUs' UUIDs compared; not written.)
   const int gpus = detail::visible_device_count();
-  // Every rank of the node sees the same counts, so all of them throw or none does.
-  if (node_ranks > gpus)
-    throw no_device("spade::cluster::from_mpi: " + std::to_string(node_ranks) +
-                    " ranks on this node, " + std::to_string(gpus) +
-                    " GPUs visible (one GPU per rank)");
+  const int device = node_rank;
+  const int usable = gpus >= node_ranks ? 1 : 0;
+  // Every rank learns whether all can go on, so none waits forever for one that threw.
+  int all_usable = 0;
+  MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_usable)
+    throw no_device("spade::cluster::from_mpi: a node has more ranks than GPUs (here " +
+                    std::to_string(node_ranks) + " ranks, " + std::to_string(gpus) +
+                    " GPUs visible; one GPU per rank)");
   // Rank 0 makes the id; a failure there is told to every rank, so none waits for an id forever.
   detail::nccl_id id{};
   std::string failure;
@@ -50,7 +57,7 @@ cluster cluster::from_mpi(Comm comm) {
     throw cuda_error("spade::cluster::from_mpi: rank 0 could not make the NCCL id" +
                      (failure.empty() ? std::string() : ": " + failure));
   MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, comm);
-  return detail::join_cluster(rank, ranks, id, node_rank);
+  return detail::join_cluster(rank, ranks, id, device);
 }
 
 }  // namespace spade

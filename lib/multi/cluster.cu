@@ -98,10 +98,7 @@ struct cluster::state {
     for (std::size_t p = 0; p < comms.size(); ++p) {
       if (!comms[p]) continue;
       cudaSetDevice(devices[p]);
-      if (aborted)
-        ncclCommAbort(comms[p]);
-      else
-        ncclCommDestroy(comms[p]);
+      ncclCommDestroy(comms[p]);
     }
     contexts.clear();
     for (std::size_t p = 0; p < comm_streams.size(); ++p) {
@@ -111,6 +108,18 @@ struct cluster::state {
       if (comm_streams[p]) cudaStreamDestroy(comm_streams[p]);
     }
     cudaSetDevice(previous);
+  }
+
+  /// Aborts every communicator of this process now (ncclCommAbort also stops NCCL kernels
+  /// still waiting for a peer) and marks the cluster unusable.
+  void abort_all() noexcept {
+    aborted = true;
+    for (std::size_t p = 0; p < comms.size(); ++p) {
+      if (!comms[p]) continue;
+      cudaSetDevice(devices[p]);
+      ncclCommAbort(comms[p]);
+      comms[p] = nullptr;
+    }
   }
 
   context& driven(int part) const {
@@ -255,9 +264,9 @@ cluster join_cluster(int rank, int ranks, const nccl_id& id, int device) {
                     std::to_string(device) + ", " + std::to_string(count) +
                     " present (a node needs a GPU per rank)");
   setenv("NCCL_NVLS_ENABLE", "0", 0);
-  int current = 0;
-  SPADE_CUDA_TRY(cudaGetDevice(&current), "reading the current device");
-  const device_guard restore(current);
+  // This rank's GPU stays current afterwards: restoring device 0 would open a context on a GPU
+  // the rank does not use.
+  SPADE_CUDA_TRY(cudaSetDevice(device), "selecting this rank's GPU");
   auto s = std::make_shared<cluster::state>();
   s->parts = ranks;
   s->one_process = ranks == 1;
@@ -345,7 +354,10 @@ void post_exchange(const cluster& where, const std::vector<part_exchange>& parts
               s.comms[p], "receiving a part's rows");
     }
   } catch (...) {
+    // The calls queued before the refused one would never be matched: nothing on these
+    // communicators can complete now.
     ncclGroupEnd();
+    s.abort_all();
     throw;
   }
   SPADE_NCCL_TRY(ncclGroupEnd(), nullptr, "posting an exchange (ncclGroupEnd)");
@@ -385,16 +397,20 @@ void synchronize(const cluster& where) {
       SPADE_NCCL_TRY(ncclCommGetAsyncError(s.comms[p], &async), s.comms[p],
                      "checking a communicator");
       if (async != ncclSuccess && async != ncclInProgress) {
-        s.aborted = true;
-        throw_nccl(async, s.comms[p], "ncclCommGetAsyncError",
-                   ("part " + std::to_string(part) + "'s communication").c_str());
+        std::string text = ncclGetErrorString(async);
+        if (const char* last = ncclGetLastError(s.comms[p]); last && *last)
+          text += ": " + std::string(last);
+        s.abort_all();
+        throw cuda_error("NCCL error " + text + " in part " + std::to_string(part) +
+                         "'s communication (ncclCommGetAsyncError); the communicators were "
+                         "aborted");
       }
     }
     if (!busy) return;
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > s.timeout) {
-      s.aborted = true;
+      s.abort_all();
       throw cuda_error("spade::cluster: communication did not finish within " +
                        std::to_string(s.timeout) +
                        " s (a GPU or a peer process failed or hangs); the communicators were "

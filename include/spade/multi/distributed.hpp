@@ -112,7 +112,18 @@ class distributed_parts {
     if (this != &other) *this = distributed_parts(other);
     return *this;
   }
-  distributed_parts& operator=(distributed_parts&&) noexcept = default;
+  // The old contents are moved out first and die at the end, parts before the cluster: a
+  // member-wise assignment would release the old cluster (maybe its last handle, destroying
+  // its contexts) before the old parts were freed into them.
+  distributed_parts& operator=(distributed_parts&& other) noexcept {
+    if (this != &other) {
+      distributed_parts old(std::move(*this));
+      cluster_ = std::move(other.cluster_);
+      rows_ = std::move(other.rows_);
+      parts_ = std::move(other.parts_);
+    }
+    return *this;
+  }
 
   const spade::cluster& cluster() const noexcept { return cluster_; }
   const row_partition& partition() const noexcept { return rows_; }
@@ -245,15 +256,21 @@ class csr<T, multi_gpu> : public detail::distributed_parts<csr<T, gpu>> {
 
   index_t rows() const noexcept { return this->partition().rows(); }
   index_t cols() const noexcept { return cols_; }
-  /// Entries of every part.
-  std::int64_t nnz() const noexcept {
+  /// Entries of every part (a part held here counted as it is now; another process's part as it
+  /// was when this object was made or last evaluated).
+  std::int64_t nnz() const {
     std::int64_t total = 0;
-    for (auto n : part_nnz_)
-      total += n;
+    for (int p = 0; p < static_cast<int>(part_nnz_.size()); ++p)
+      total += part_nnz(p);
     return total;
   }
-  /// Entries of part p (any part of the cluster).
-  std::int64_t part_nnz(int p) const { return part_nnz_.at(static_cast<std::size_t>(p)); }
+  /// Entries of part p (any part of the cluster; see nnz()).
+  std::int64_t part_nnz(int p) const {
+    const auto& mine = this->cluster().my_parts();
+    for (std::size_t s = 0; s < mine.size(); ++s)
+      if (mine[s] == p) return this->slot(s).nnz();
+    return part_nnz_.at(static_cast<std::size_t>(p));
+  }
   csr<T, gpu>& part(int p) {
     halo_.reset();
     return this->writable_part(p);
@@ -277,6 +294,7 @@ namespace detail {
 /// read from other parts (partition.hpp's split_part), received from their owners.
 template <scalar T>
 struct halo_plan {
+  cluster where;  // first: the contexts of the buffers below outlive them
   row_partition cols;
   std::vector<csr<T, gpu>> local;                      // [slot] rows_p × cols.size(p)
   std::vector<csr<T, gpu>> remote;                     // [slot] its rows that read the halo only
@@ -293,7 +311,7 @@ struct halo_plan {
   /// [slot] rows_p × (cols.size(p) + halo size): local and remote side by side, the remote
   /// columns after the part's own (SpGEMM multiplies it by B_p stacked over the halo rows, one
   /// product instead of two and a sum). Made on the first SpGEMM.
-  const std::vector<csr<T, gpu>>& extended(const cluster& where) const {
+  const std::vector<csr<T, gpu>>& extended() const {
     std::call_once(extended_once_, [&] {
       extended_.resize(local.size());
       for (std::size_t s = 0; s < local.size(); ++s) {
@@ -342,6 +360,7 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
   const std::size_t slots = a.local_parts();
   const auto parts = static_cast<std::size_t>(where.size());
   auto plan = std::make_shared<halo_plan<T>>();
+  plan->where = where;
   plan->cols = cols;
   std::vector<part_block<T>> blocks(slots);
   for (std::size_t s = 0; s < slots; ++s) {
@@ -639,10 +658,15 @@ csr<T, cpu> gather(const csr<T, multi_gpu>& a) {
     col.push_back(a.slot(s).col_idx().data());
     val.push_back(a.slot(s).values().data());
   }
+  // Each part's entries as they are now (a part may have been written through part(p)).
+  std::vector<std::int64_t> mine;
+  for (std::size_t s = 0; s < a.local_parts(); ++s)
+    mine.push_back(a.slot(s).nnz());
+  const std::vector<std::int64_t> counts = detail::all_part_counts(where, mine);
   std::vector<std::size_t> ptr_count(parts), nnz(parts);
   for (std::size_t p = 0; p < parts; ++p) {
     const index_t rows = a.partition().size(static_cast<index_t>(p));
-    nnz[p] = static_cast<std::size_t>(a.part_nnz(static_cast<int>(p)));
+    nnz[p] = static_cast<std::size_t>(counts[p]);
     // An empty part may hold no row pointers at all.
     ptr_count[p] = rows == 0 ? 0 : static_cast<std::size_t>(rows) + 1;
   }
@@ -831,9 +855,12 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
   const cluster& where = a.cluster();
   const halo_plan<T>& plan = a.halo_for(b.partition());
   const std::size_t slots = a.local_parts();
-  bool any_halo = false;
+  // Whether any part of the cluster reads another's rows: decided over every process, so that all
+  // take the same path (the exchanges below are collective).
+  std::vector<double> halo_sizes;
   for (std::size_t s = 0; s < slots; ++s)
-    any_halo = any_halo || plan.halo_size(s) > 0;
+    halo_sizes.push_back(static_cast<double>(plan.halo_size(s)));
+  const bool any_halo = combine_parts(where, halo_sizes, part_combine::max) > 0;
   std::vector<csr<T, gpu>> result(slots);
   std::vector<std::int64_t> nnz(slots, 0);
   if (!any_halo) {
@@ -847,7 +874,7 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
                           all_part_counts(where, nnz));
     return;
   }
-  const auto& extended = plan.extended(where);
+  const auto& extended = plan.extended();
   const auto parts = static_cast<std::size_t>(where.size());
   // What each part sends: the rows of its block of B that others name, as one csr.
   std::vector<csr<T, gpu>> picked(slots);
