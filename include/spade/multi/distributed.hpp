@@ -1255,7 +1255,7 @@ typename E::value_type distributed_reduce(reduction kind, const E& e, const char
   std::vector<double> counts(where->my_parts().size(), 0.0);
   std::vector<double> empty(where->my_parts().size(), 0.0);
   for_each_part(*where, false, [&](std::size_t s, int) {
-    const auto local = local_tree(evaluated, s);
+    const auto& local = local_tree(evaluated, s);  // a bare leaf: its block, not a copy
     std::int64_t n = 0;
     if (kind == reduction::sum) {
       values[s] = static_cast<double>(reduce_cwise<Square>(kind, local, what, &n));
