@@ -118,23 +118,9 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
       [&] {
         std::vector<detail::part_exchange> ex(slots);
         detail::for_each_part(where, false, [&](std::size_t s, int p) {
-          detail::pack_rows(where, p, x.slot(s).values().data(), x.partition().size(p), width,
-                            detail::row_major_rows<X>(), plan.send_rows[s].data(),
-                            plan.send_size(s), sent[s].data());
-          ex[s].part = p;
-          const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
-          for (std::size_t q = 0; q < slots; ++q) {
-            const auto out = static_cast<std::size_t>(plan.send_first[s][q]);
-            const auto out_n = static_cast<std::size_t>(plan.send_first[s][q + 1]) - out;
-            const auto in = static_cast<std::size_t>(plan.halo_first[s][q]);
-            const auto in_n = static_cast<std::size_t>(plan.halo_first[s][q + 1]) - in;
-            if (out_n)
-              ex[s].sends.push_back(
-                  {static_cast<int>(q), sent[s].data() + out * width, out_n * row_bytes});
-            if (in_n)
-              ex[s].receives.push_back(
-                  {static_cast<int>(q), received[s].data() + in * width, in_n * row_bytes});
-          }
+          detail::pack_halo(plan, where, s, p, x, sent[s].data());
+          ex[s] = detail::halo_transfers(plan, s, p, where.size(), width, sent[s].data(),
+                                         received[s].data());
         });
         detail::order_communication(where);
         detail::post_exchange(where, ex, false);
@@ -148,12 +134,7 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
   const double remote_ms = wall_median_ms(
       [&] {
         detail::for_each_part(where, false, [&](std::size_t s, int p) {
-          if (plan.halo_size(s) == 0 || plan.remote[s].rows() == 0) return;
-          const halo_type partial = plan.remote[s] * halos[s];
-          detail::scatter_add_rows(where.context_of(p), partial.values().data(),
-                                   plan.remote[s].rows(), width, plan.remote_rows[s].data(),
-                                   y[s].values().data(), a.partition().size(p),
-                                   detail::row_major_rows<part_result>());
+          if (plan.halo_size(s) > 0) detail::add_remote(plan, where, s, p, halos[s], width, y[s]);
         });
       },
       sync, warmups, reps);
@@ -240,32 +221,30 @@ int command_multi(const options& opt, run_options& ro) {
       r.gpus = where.size();
       r.halo_rows = plan.halo_rows;
       r.remote_entries = plan.remote_entries;
-      if (m.spgemm) {
-        r.operation = "spgemm";
-        r.ms = wall_median_ms([&] { csr<T, multi_gpu> c = da * da; }, sync, warmups, reps);
-        if (where.size() == 1) one_spgemm = r.ms;
-        r.single_gpu_ms = single_spgemm;
-        r.speedup = one_spgemm / r.ms;
+      // Times `body` as `operation`; on a cluster of one its time becomes `one`, the scale of
+      // the speed-ups.
+      const auto record = [&](const std::string& operation, auto&& body, double single,
+                              double& one) {
+        r.operation = operation;
+        r.ms = wall_median_ms(body, sync, warmups, reps);
+        if (where.size() == 1) one = r.ms;
+        r.single_gpu_ms = single;
+        r.speedup = one / r.ms;
         emit(r);
         rows.push_back(r);
+      };
+      if (m.spgemm) {
+        record(
+            "spgemm", [&] { csr<T, multi_gpu> c = da * da; }, single_spgemm, one_spgemm);
         continue;
       }
       const auto dx = distribute(random_vector<T>(m.a.cols(), 7), da);
       const auto db = distribute(random_dense<T>(m.a.cols(), width, 8), da);
-      r.operation = "spmv";
-      r.ms = wall_median_ms([&] { vector<T, multi_gpu> y = da * dx; }, sync, warmups, reps);
-      if (where.size() == 1) one_spmv = r.ms;
-      r.single_gpu_ms = single_spmv;
-      r.speedup = one_spmv / r.ms;
-      emit(r);
-      rows.push_back(r);
-      r.operation = "spmm" + std::to_string(width);
-      r.ms = wall_median_ms([&] { dense<T, multi_gpu> y = da * db; }, sync, warmups, reps);
-      if (where.size() == 1) one_spmm = r.ms;
-      r.single_gpu_ms = single_spmm;
-      r.speedup = one_spmm / r.ms;
-      emit(r);
-      rows.push_back(r);
+      record(
+          "spmv", [&] { vector<T, multi_gpu> y = da * dx; }, single_spmv, one_spmv);
+      record(
+          "spmm" + std::to_string(width), [&] { dense<T, multi_gpu> y = da * db; }, single_spmm,
+          one_spmm);
       if (where.size() > 1) {
         if (opt.has("explain")) {
           std::printf("%s\n%s\n", spade::explain(da * dx).c_str(), spade::explain(da * db).c_str());

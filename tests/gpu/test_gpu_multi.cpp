@@ -127,6 +127,15 @@ spade::csr<T, cpu> input_matrix(const shape& s, splitmix64& rng) {
   return a;
 }
 
+/// n values in [-1, 1), none zero.
+template <class T>
+std::vector<T> nonzero_values(index_t n, splitmix64& rng) {
+  std::vector<T> values(static_cast<std::size_t>(n));
+  for (auto& e : values)
+    e = spade::testing::nonzero_value<T>(rng);
+  return values;
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("distribute and gather give back every csr, dense and vector", T, float,
@@ -154,10 +163,7 @@ TEST_CASE_TEMPLATE("distribute and gather give back every csr, dense and vector"
       spade::testing::check_same(spade::gather(spade::distribute(x, where)), x);
       const auto xc = spade::testing::random_dense<T, col_major>(s.rows, 2, 0.1, rng);
       spade::testing::check_same(spade::gather(spade::distribute(xc, da)), xc);
-      std::vector<T> v(static_cast<std::size_t>(s.rows));
-      for (auto& e : v)
-        e = spade::testing::nonzero_value<T>(rng);
-      const spade::vector<T, cpu> vec(v);
+      const spade::vector<T, cpu> vec(nonzero_values<T>(s.rows, rng));
       const auto dv = spade::distribute(vec, da);
       CHECK(dv.partition() == da.partition());
       spade::testing::check_same(spade::gather(dv), vec);
@@ -179,9 +185,7 @@ TEST_CASE_TEMPLATE("multi_gpu SpMV and SpMM equal the single-GPU product within 
       const auto a = input_matrix<T>(s, rng);
       const auto da = spade::distribute(a, where);
       // x split evenly: not like A's columns, so the halo covers a real exchange.
-      std::vector<T> xv(static_cast<std::size_t>(s.cols));
-      for (auto& e : xv)
-        e = spade::testing::nonzero_value<T>(rng);
+      const std::vector<T> xv = nonzero_values<T>(s.cols, rng);
       const spade::vector<T, cpu> x(xv);
       const auto dx = spade::distribute(x, where);
       spade::vector<T, multi_gpu> y(spade::distribute(

@@ -491,6 +491,24 @@ const detail::halo_plan<T>& csr<T, multi_gpu>::halo_for(const detail::row_partit
 
 // ---- distribute, gather --------------------------------------------------------------------
 
+namespace detail {
+
+/// `rows` if given, else `count` rows in equal blocks over `where`; checked against both.
+inline row_partition split_for(const row_partition* rows, index_t count, const cluster& where) {
+  row_partition split =
+      rows ? *rows
+           : balanced_rows(std::vector<std::int64_t>(static_cast<std::size_t>(count) + 1, 0),
+                           where.size());
+  if (split.rows() != count || split.parts() != where.size())
+    throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
+                             " rows in " + std::to_string(split.parts()) + " parts for " +
+                             std::to_string(count) + " rows on " + std::to_string(where.size()) +
+                             " GPUs");
+  return split;
+}
+
+}  // namespace detail
+
 /// `a`'s rows split over `where`'s GPUs in contiguous blocks balanced by entries (each row
 /// counted one more for its output), each block copied to its GPU. A gpu `a` is read through
 /// the host. Throws spade::error for an empty cluster.
@@ -502,13 +520,10 @@ csr<T, multi_gpu> distribute(const csr<T, S>& a, const cluster& where,
   if constexpr (std::is_same_v<S, gpu>) {
     return distribute(to_cpu(a), where, rows);
   } else {
+    const detail::row_partition by_entries =
+        rows ? detail::row_partition{} : detail::partition_by_entries(a, where.size());
     const detail::row_partition split =
-        rows ? *rows : detail::partition_by_entries(a, where.size());
-    if (split.rows() != a.rows() || split.parts() != where.size())
-      throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
-                               " rows in " + std::to_string(split.parts()) + " parts for a " +
-                               std::to_string(a.rows()) + "-row matrix on " +
-                               std::to_string(where.size()) + " GPUs");
+        detail::split_for(rows ? rows : &by_entries, a.rows(), where);
     std::vector<csr<T, gpu>> parts(where.my_parts().size());
     std::vector<std::int64_t> nnz(static_cast<std::size_t>(where.size()));
     const auto& ptr = a.row_ptr();
@@ -516,19 +531,7 @@ csr<T, multi_gpu> distribute(const csr<T, S>& a, const cluster& where,
       nnz[static_cast<std::size_t>(p)] = ptr[static_cast<std::size_t>(split.end(p))] -
                                          ptr[static_cast<std::size_t>(split.begin(p))];
     detail::for_each_part(where, false, [&](std::size_t slot, int p) {
-      const auto begin = static_cast<std::size_t>(split.begin(p));
-      const auto end = static_cast<std::size_t>(split.end(p));
-      const auto from = static_cast<std::size_t>(ptr[begin]);
-      const auto to = static_cast<std::size_t>(ptr[end]);
-      std::vector<index_t> block_ptr(end - begin + 1);
-      for (std::size_t r = begin; r <= end; ++r)
-        block_ptr[r - begin] = static_cast<index_t>(ptr[r] - ptr[begin]);
-      parts[slot] = to_gpu(
-          csr<T, cpu>(unchecked, split.size(p), a.cols(), std::move(block_ptr),
-                      std::vector<index_t>(a.col_idx().begin() + static_cast<std::ptrdiff_t>(from),
-                                           a.col_idx().begin() + static_cast<std::ptrdiff_t>(to)),
-                      std::vector<T>(a.values().begin() + static_cast<std::ptrdiff_t>(from),
-                                     a.values().begin() + static_cast<std::ptrdiff_t>(to))));
+      parts[slot] = to_gpu(spade::eval(spade::rows(a, split.begin(p), split.size(p))));
     });
     return csr<T, multi_gpu>(where, split, a.cols(), std::move(parts), std::move(nnz));
   }
@@ -543,18 +546,10 @@ vector<T, multi_gpu> distribute(const vector<T, S>& x, const cluster& where,
   if constexpr (std::is_same_v<S, gpu>) {
     return distribute(to_cpu(x), where, rows);
   } else {
-    const detail::row_partition split =
-        rows ? *rows
-             : detail::balanced_rows(
-                   std::vector<std::int64_t>(static_cast<std::size_t>(x.size()) + 1, 0),
-                   where.size());
-    if (split.rows() != x.size() || split.parts() != where.size())
-      throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
-                               " rows for a vector of " + std::to_string(x.size()));
+    const detail::row_partition split = detail::split_for(rows, x.size(), where);
     std::vector<vector<T, gpu>> parts(where.my_parts().size());
     detail::for_each_part(where, false, [&](std::size_t slot, int p) {
-      const auto begin = x.values().begin() + split.begin(p);
-      parts[slot] = to_gpu(vector<T, cpu>(std::vector<T>(begin, begin + split.size(p))));
+      parts[slot] = to_gpu(vector<T, cpu>(spade::segment(x, split.begin(p), split.size(p))));
     });
     return vector<T, multi_gpu>(where, split, std::move(parts));
   }
@@ -569,25 +564,11 @@ dense<T, multi_gpu, L> distribute(const dense<T, S, L>& d, const cluster& where,
   if constexpr (std::is_same_v<S, gpu>) {
     return distribute(to_cpu(d), where, rows);
   } else {
-    const detail::row_partition split =
-        rows ? *rows
-             : detail::balanced_rows(
-                   std::vector<std::int64_t>(static_cast<std::size_t>(d.rows()) + 1, 0),
-                   where.size());
-    if (split.rows() != d.rows() || split.parts() != where.size())
-      throw dimension_mismatch("spade::distribute: a partition of " + std::to_string(split.rows()) +
-                               " rows for a matrix of " + std::to_string(d.rows()));
+    const detail::row_partition split = detail::split_for(rows, d.rows(), where);
     std::vector<dense<T, gpu, L>> parts(where.my_parts().size());
     detail::for_each_part(where, false, [&](std::size_t slot, int p) {
-      const index_t n = split.size(p);
-      std::vector<T> block(static_cast<std::size_t>(n) * static_cast<std::size_t>(d.cols()));
-      for (index_t r = 0; r < n; ++r)
-        for (index_t c = 0; c < d.cols(); ++c) {
-          const auto at = std::is_same_v<L, row_major> ? static_cast<std::size_t>(r) * d.cols() + c
-                                                       : static_cast<std::size_t>(c) * n + r;
-          block[at] = d(split.begin(p) + r, c);
-        }
-      parts[slot] = to_gpu(dense<T, cpu, L>(unchecked, n, d.cols(), std::move(block)));
+      parts[slot] =
+          to_gpu(dense<T, cpu, L>(spade::block(d, split.begin(p), 0, split.size(p), d.cols())));
     });
     return dense<T, multi_gpu, L>(where, split, d.cols(), std::move(parts));
   }
@@ -708,17 +689,12 @@ dense<T, cpu, L> gather(const dense<T, multi_gpu, L>& d) {
   for (index_t p = 0; p < where.size(); ++p)
     counts.push_back(static_cast<std::size_t>(d.partition().size(p)) *
                      static_cast<std::size_t>(d.cols()));
-  const auto pieces = detail::all_parts_on_host(where, mine, counts);
+  auto pieces = detail::all_parts_on_host(where, mine, counts);
   dense<T, cpu, L> all(d.rows(), d.cols());
   for (index_t p = 0; p < where.size(); ++p) {
-    const auto& piece = pieces[static_cast<std::size_t>(p)];
-    const index_t first = d.partition().begin(p);
     const index_t n = d.partition().size(p);
-    for (index_t r = 0; r < n; ++r)
-      for (index_t c = 0; c < d.cols(); ++c)
-        all(first + r, c) = std::is_same_v<L, row_major>
-                                ? piece[static_cast<std::size_t>(r) * d.cols() + c]
-                                : piece[static_cast<std::size_t>(c) * n + r];
+    spade::block(all, d.partition().begin(p), 0, n, d.cols()) =
+        dense<T, cpu, L>(unchecked, n, d.cols(), std::move(pieces[static_cast<std::size_t>(p)]));
   }
   return all;
 }
@@ -766,6 +742,48 @@ auto halo_operand(device_buffer<T> values, index_t rows, index_t width) {
     return dense<T, gpu, row_major>(unchecked, rows, width, std::move(values));
 }
 
+/// The steps of a halo exchange of rows `width` elements wide, for part slot s (part p), shared
+/// by the product and spade-bench's time split.
+/// What part p sends (the rows packed in `sent`, by receiver) and receives (into `received`, by
+/// sender).
+template <scalar T>
+part_exchange halo_transfers(const halo_plan<T>& plan, std::size_t s, int p, int parts,
+                             index_t width, const T* sent, T* received) {
+  const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
+  const auto w = static_cast<std::size_t>(width);
+  part_exchange x;
+  x.part = p;
+  for (std::size_t q = 0; q < static_cast<std::size_t>(parts); ++q) {
+    const auto out = static_cast<std::size_t>(plan.send_first[s][q]);
+    const auto out_count = static_cast<std::size_t>(plan.send_first[s][q + 1]) - out;
+    const auto in = static_cast<std::size_t>(plan.halo_first[s][q]);
+    const auto in_count = static_cast<std::size_t>(plan.halo_first[s][q + 1]) - in;
+    if (out_count) x.sends.push_back({static_cast<int>(q), sent + out * w, out_count * row_bytes});
+    if (in_count)
+      x.receives.push_back({static_cast<int>(q), received + in * w, in_count * row_bytes});
+  }
+  return x;
+}
+
+/// Packs the rows of X's block that other parts read into `sent` (communication stream).
+template <scalar T, class X>
+void pack_halo(const halo_plan<T>& plan, const cluster& where, std::size_t s, int p, const X& x,
+               T* sent) {
+  pack_rows(where, p, x.slot(s).values().data(), x.partition().size(p), width_of(x),
+            row_major_rows<X>(), plan.send_rows[s].data(), plan.send_size(s), sent);
+}
+
+/// y_p += remote_p · halo over the rows of part p that read the halo (scattered into them).
+template <scalar T, class Halo, class Part>
+void add_remote(const halo_plan<T>& plan, const cluster& where, std::size_t s, int p,
+                const Halo& halo, index_t width, Part& y) {
+  if (plan.remote[s].rows() == 0) return;
+  const Halo partial = plan.remote[s] * halo;
+  scatter_add_rows(where.context_of(p), partial.values().data(), plan.remote[s].rows(), width,
+                   plan.remote_rows[s].data(), y.values().data(), plan.local[s].rows(),
+                   row_major_rows<Part>());
+}
+
 /// Y = A·X for a multi_gpu csr A and a multi_gpu vector or dense X: each part packs the rows
 /// of its block of X that others read, one NCCL group exchanges them while each part computes
 /// local_p · X_p, then each adds remote_p · halo_p. Y is split like A's rows.
@@ -782,23 +800,10 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
   std::vector<device_buffer<T>> sent(slots), received(slots);
   std::vector<part_exchange> exchange(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
-    const auto row_bytes = static_cast<std::size_t>(width) * sizeof(T);
     sent[s] = device_buffer<T>(static_cast<std::size_t>(plan.send_size(s)) * width);
     received[s] = device_buffer<T>(static_cast<std::size_t>(plan.halo_size(s)) * width);
-    exchange[s].part = p;
-    for (std::size_t q = 0; q < static_cast<std::size_t>(where.size()); ++q) {
-      const auto peer = static_cast<int>(q);
-      const std::size_t out_first = static_cast<std::size_t>(plan.send_first[s][q]);
-      const std::size_t out_count = static_cast<std::size_t>(plan.send_first[s][q + 1]) - out_first;
-      const std::size_t in_first = static_cast<std::size_t>(plan.halo_first[s][q]);
-      const std::size_t in_count = static_cast<std::size_t>(plan.halo_first[s][q + 1]) - in_first;
-      if (out_count)
-        exchange[s].sends.push_back(
-            {peer, sent[s].data() + out_first * width, out_count * row_bytes});
-      if (in_count)
-        exchange[s].receives.push_back(
-            {peer, received[s].data() + in_first * width, in_count * row_bytes});
-    }
+    exchange[s] =
+        halo_transfers(plan, s, p, where.size(), width, sent[s].data(), received[s].data());
   });
   // The local products go first, so each GPU starts at once; the packing and the exchange run
   // beside them on the (higher-priority) communication streams, ordered after the buffers'
@@ -816,21 +821,14 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
       result[s] = plan.local[s] * x.slot(s);
     }
   });
-  for (std::size_t s = 0; s < slots; ++s) {
-    const int p = where.my_parts()[s];
-    pack_rows(where, p, x.slot(s).values().data(), x.partition().size(p), width,
-              row_major_rows<X>(), plan.send_rows[s].data(), plan.send_size(s), sent[s].data());
-  }
+  for (std::size_t s = 0; s < slots; ++s)
+    pack_halo(plan, where, s, where.my_parts()[s], x, sent[s].data());
   post_exchange(where, exchange, /*after_context_work=*/false);
   join_exchange(where);
   for_each_part(where, false, [&](std::size_t s, int p) {
-    if (plan.halo_size(s) == 0 || plan.remote[s].rows() == 0) return;
-    const auto halo = halo_operand<X>(std::move(received[s]), plan.halo_size(s), width);
-    // remote_p · halo_p over the rows that read the halo, added into those rows of Y_p.
-    const decltype(halo) partial = plan.remote[s] * halo;
-    scatter_add_rows(where.context_of(p), partial.values().data(), plan.remote[s].rows(), width,
-                     plan.remote_rows[s].data(), result[s].values().data(), a.partition().size(p),
-                     row_major_rows<Y>());
+    if (plan.halo_size(s) == 0) return;
+    add_remote(plan, where, s, p, halo_operand<X>(std::move(received[s]), plan.halo_size(s), width),
+               width, result[s]);
   });
   // The sent buffers are freed on each context stream, which now waits for the exchange.
   for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
