@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -118,6 +119,7 @@ class product_run {
     const bin_starts sym_starts =
         place(sym_ranges, sym, row_ptr.data(), nullptr, m, counters.data(), bins);
     const index_t* sym_rows = bins_or_identity(bins);
+    if (values) stage_sorted_rows(sym);
     mark("symbolic binning");
 
     // The sorted rows add their lengths to the numeric counters' total (nnz(C)) themselves.
@@ -161,8 +163,20 @@ class product_run {
       row_ptr.fill_zero();
       return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), {}, {});
     }
-    device_buffer<index_t> col_idx(nnz, ctx_);
-    device_buffer<T> c_values(nnz, ctx_);
+    // C's arrays. Where only the staging area stood in their way, it goes and the short rows are
+    // computed again in the numeric phase instead.
+    device_buffer<index_t> col_idx;
+    device_buffer<T> c_values;
+    try {
+      col_idx = device_buffer<index_t>(nnz, ctx_);
+      c_values = device_buffer<T>(nnz, ctx_);
+    } catch (const out_of_memory&) {
+      if (!staged_) throw;
+      unstage();
+      if (report_) report_->sorted_staged = false;
+      col_idx = device_buffer<index_t>(nnz, ctx_);
+      c_values = device_buffer<T>(nnz, ctx_);
+    }
     const bin_starts num_starts = place(num_ranges, num, row_ptr.data(), hashed_list, hashed_count,
                                         counters.data() + 1, num_bin_array);
     // Identity over a list is the list itself.
@@ -176,12 +190,53 @@ class product_run {
     numeric(sym, sym_starts, sym_rows, num, num_starts, num_rows, row_ptr.data(), col_idx.data(),
             c_values.data());
     mark("numeric");
+    unstage();
     finish_report(nnz);
     return csr<T, gpu>(unchecked, m, n, std::move(row_ptr), std::move(col_idx),
                        std::move(c_values));
   }
 
  private:
+  // The staging area of the rows sorted in registers of at least staged_min_width products
+  // (staged_sorted): each row gets its width in slots. It costs up to twice their products in
+  // (column, value) pairs for a while, so it is optional: without the memory, those rows are
+  // computed twice as the narrower ones always are.
+  void stage_sorted_rows(const bin_counters& sym) {
+    std::int64_t slots = 0;
+    std::int64_t rows = 0;
+    for (std::size_t w = 0; w < sorted_widths.size(); ++w) {
+      stage_base_[w] = slots;
+      if (sorted_widths[w] >= staged_min_width) {
+        rows += static_cast<std::int64_t>(sym.size[w]);
+        slots += static_cast<std::int64_t>(sym.size[w]) * sorted_widths[w];
+      }
+    }
+    const std::int64_t least_products = rows * (staged_min_width / 2 + 1);
+    if (slots == 0 || least_products * staged_min_share < static_cast<std::int64_t>(sym.total))
+      return;
+    try {
+      stage_cols_ = device_buffer<index_t>(static_cast<std::size_t>(slots), ctx_);
+      stage_values_ = device_buffer<T>(static_cast<std::size_t>(slots), ctx_);
+      staged_ = true;
+    } catch (const out_of_memory&) {
+      unstage();
+    }
+    if (report_) report_->sorted_staged = staged_;
+  }
+
+  void unstage() {
+    stage_cols_ = device_buffer<index_t>();
+    stage_values_ = device_buffer<T>();
+    staged_ = false;
+  }
+
+  staging_area stage_of(int width) {
+    std::size_t w = 0;
+    while (sorted_widths[w] != width)
+      ++w;
+    return staging_area{stage_cols_.data(), stage_base_[w]};
+  }
+
   // Numeric rows of at least `row_min` entries that also fill at least 1/dense_fill_divisor of
   // C's columns take the dense accumulator, which writes them sorted without a sort; the shared
   // tables stop below that length. 0: only rows too long for shared memory do.
@@ -321,6 +376,12 @@ class product_run {
     add_sorted_jobs(
         jobs, c, starts, bin_rows,
         [=, this](const sorted_kernels<T>& k, int width, sorted_rows l, cudaStream_t s) {
+          if (staged_ && width >= staged_min_width) {
+            k.staged<<<sorted_blocks(l.count, width, sorted_numeric_rows), sorted_threads, 0, s>>>(
+                p_, l, stage_of(width), stage_values_.data(), row_nnz, sorted_nnz);
+            SPADE_CHECK_LAUNCH("summing C's short rows into the staging area (hash_spgemm)");
+            return;
+          }
           k.symbolic<<<sorted_blocks(l.count, width, sorted_symbolic_rows), sorted_threads, 0, s>>>(
               p_, l, row_nnz, sorted_nnz);
           SPADE_CHECK_LAUNCH("counting the columns of C's short rows (hash_spgemm symbolic)");
@@ -357,6 +418,12 @@ class product_run {
     add_sorted_jobs(
         jobs, sym, sym_starts, sym_rows,
         [=, this](const sorted_kernels<T>& k, int width, sorted_rows l, cudaStream_t s) {
+          if (staged_ && width >= staged_min_width) {
+            k.copy<<<sorted_blocks(l.count, width, copy_rows), sorted_threads, 0, s>>>(
+                l, stage_of(width), stage_values_.data(), c_row_ptr, c_col_idx, c_values);
+            SPADE_CHECK_LAUNCH("copying C's short rows from the staging area (hash_spgemm)");
+            return;
+          }
           k.numeric<<<sorted_blocks(l.count, width, sorted_numeric_rows), sorted_threads, 0, s>>>(
               p_, l, c_row_ptr, c_col_idx, c_values);
           SPADE_CHECK_LAUNCH("computing the values of C's short rows (hash_spgemm numeric)");
@@ -413,9 +480,10 @@ class product_run {
         numeric ? static_cast<std::size_t>(slots) * b_.cols() * sizeof(T) : 0;
     T* dense_values = numeric ? reinterpret_cast<T*>(workspace.data()) : nullptr;
     auto* bitmaps = reinterpret_cast<unsigned*>(workspace.data() + value_bytes);
-    // Numeric: the compaction's chunks per row and their column counts (slots × chunks).
+    // Numeric: the compaction's chunks per row and their column counts (slots × chunks; none
+    // for the symbolic phase, which does not compact).
     const std::int64_t chunks = (words + compact_chunk_words - 1) / compact_chunk_words;
-    device_buffer<index_t> chunk_counts(numeric ? static_cast<std::size_t>(slots * chunks) : 1,
+    device_buffer<index_t> chunk_counts(numeric ? static_cast<std::size_t>(slots * chunks) : 0,
                                         ctx_);
     if (numeric)  // cleared once: compact_long leaves every slot zeroed behind it
       SPADE_CUDA_TRY(cudaMemsetAsync(workspace.data(), 0, workspace_bytes, s),
@@ -491,6 +559,11 @@ class product_run {
   std::vector<table_shape> numeric_shapes_;
   int per_entry_ = 1;
   bool identity_ = false;
+  // The staging area of the short rows (stage_sorted_rows), where it was allocated.
+  bool staged_ = false;
+  device_buffer<index_t> stage_cols_;
+  device_buffer<T> stage_values_;
+  std::array<std::int64_t, sorted_widths.size()> stage_base_{};
 
   std::vector<cudaEvent_t> events_;
   std::vector<std::string> names_;
@@ -516,6 +589,7 @@ std::string hash_spgemm_report::describe() const {
   out << "; rows sorted in registers (rows per width):";
   for (std::size_t w = 0; w < sorted_rows.size() && w < sorted_widths.size(); ++w)
     out << " " << sorted_widths[w] << ":" << sorted_rows[w];
+  if (sorted_staged) out << " (summed once, staged)";
   bins("symbolic", symbolic_bins, symbolic_tables, long_rows[0], long_batches[0]);
   bins("numeric", numeric_bins, numeric_tables, long_rows[1], long_batches[1]);
   for (const auto& [name, ms] : phase_ms)

@@ -146,6 +146,81 @@ TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: rows of at most 32 products, sorted in
   CHECK(report.symbolic_bins.front() > 0);  // and the first table
 }
 
+TEST_CASE_TEMPLATE("hash_spgemm: short rows are summed again when their staging area does not fit",
+                   T, float, double) {
+  if (no_device("the hash_spgemm tests")) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  // Every row of A has 8 entries over B's rows of 4 entries among columns 0–7: 32 products per
+  // row of C for at most 8 entries, so the staging area (32 slots a row) is 4× C or more.
+  const index_t m = 20000, k = 5000, n = 64;
+  auto rows_of = [&](index_t rows, index_t cols, index_t length, index_t column_range) {
+    std::vector<index_t> ptr{0}, col;
+    std::vector<T> val;
+    for (index_t i = 0; i < rows; ++i) {
+      std::vector<index_t> picked;
+      while (static_cast<index_t>(picked.size()) < length) {
+        const auto c = static_cast<index_t>(rng.next() % static_cast<std::uint64_t>(column_range));
+        if (std::find(picked.begin(), picked.end(), c) == picked.end()) picked.push_back(c);
+      }
+      std::sort(picked.begin(), picked.end());
+      for (const index_t c : picked) {
+        col.push_back(c);
+        val.push_back(spade::testing::nonzero_value<T>(rng));
+      }
+      ptr.push_back(static_cast<index_t>(col.size()));
+    }
+    return spade::csr<T, cpu>(rows, cols, std::move(ptr), std::move(col), std::move(val));
+  };
+  const auto a = rows_of(m, k, 8, k);
+  const auto b = rows_of(k, n, 4, 8);
+  const auto a_d = spade::to_gpu(a);
+  const auto b_d = spade::to_gpu(b);
+  auto& ctx = spade::default_context();
+  ctx.synchronize();
+  const std::size_t in_use = ctx.bytes_in_use();
+  spade::device::hash_spgemm_report report;
+  poison_pool(std::size_t{64} << 20);
+  const auto staged = spade::to_cpu(spade::device::hash_spgemm(T(1), a_d, b_d, &report));
+  check_product("staged", staged, a, b);
+  REQUIRE(report.sorted_rows.size() == 4u);
+  CHECK(report.sorted_rows.back() == m);
+  CHECK(report.sorted_staged);  // summed once, kept until C's offsets are known
+
+  // What the product holds at once: C's row pointers, the row products and the bins (4 bytes a
+  // row each), then the staging area, then C; 64 KiB covers the counters and the scan's scratch.
+  const std::size_t entry = sizeof(index_t) + sizeof(T);
+  const std::size_t fixed = (static_cast<std::size_t>(m) + 1) * 4 + std::size_t{2} * m * 4;
+  const std::size_t stage = static_cast<std::size_t>(m) * 32 * entry;
+  const std::size_t c_bytes = static_cast<std::size_t>(staged.nnz()) * entry;
+  const std::size_t slack = 64 * 1024;
+  REQUIRE(stage > c_bytes + 2 * slack);
+  REQUIRE(c_bytes / 2 > slack);
+  struct limit_guard {
+    ~limit_guard() { spade::default_context().set_memory_limit(0); }
+  } restore_limit;
+  // Under a memory limit, on NaN-poisoned memory.
+  auto product_under = [&](std::size_t limit) {
+    ctx.set_memory_limit(0);
+    poison_pool(fixed + stage + c_bytes + 2 * slack);
+    ctx.set_memory_limit(limit);
+    return spade::to_cpu(spade::device::hash_spgemm(T(1), a_d, b_d, &report));
+  };
+  // No room for the staging area at all: the symbolic phase only counts.
+  ctx.set_memory_limit(in_use + fixed + c_bytes + 2 * slack);
+  check_product("no staging area",
+                spade::to_cpu(spade::device::hash_spgemm(T(1), a_d, b_d, &report)), a, b);
+  CHECK_FALSE(report.sorted_staged);
+  // Room for the staging area but not for C beside it: the area goes, the rows are summed again.
+  check_product("staging area dropped for C",
+                product_under(in_use + fixed + stage + slack + c_bytes / 2), a, b);
+  CHECK_FALSE(report.sorted_staged);
+  // Not even C fits: out_of_memory.
+  CHECK_THROWS_AS(product_under(in_use + fixed + c_bytes / 2), spade::out_of_memory);
+}
+
 TEST_CASE_TEMPLATE("hash_spgemm vs Eigen: every bin, a row touching every column, long rows", T,
                    float, double) {
   if (no_device("the hash_spgemm tests")) return;

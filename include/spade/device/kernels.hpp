@@ -83,6 +83,10 @@ struct hash_spgemm_report {
   std::int64_t nnz = 0;
   std::vector<std::int64_t> sorted_rows;
   std::vector<int> sorted_widths;
+  /// Those of 17–32 products were summed once, in the symbolic phase, and kept in a staging area
+  /// until C's offsets were known (false: none such, no memory for it, or no values asked for;
+  /// summed again in the numeric phase then).
+  bool sorted_staged = false;
   std::vector<std::int64_t> symbolic_bins;
   std::vector<std::int64_t> numeric_bins;
   std::vector<unsigned> symbolic_tables;
@@ -109,7 +113,10 @@ struct hash_spgemm_report {
 /// `time_phases` also times each phase (with a synchronisation per phase). Numeric rows of at
 /// least `dense_row_min` entries (−1: hash_spgemm_dense_row_min; 0: none beyond those too long
 /// for shared memory) that fill at least 1/64 of C's columns take the dense accumulator too.
-/// Rows of at most 32 products are sorted in registers instead (a thread per product).
+/// Rows of at most 32 products are sorted in registers instead (a thread per product); where
+/// rows of 17–32 products carry a quarter of the products or more, those are summed once and
+/// held in a staging area of 32 (column, value) slots a row until C's offsets are known, memory
+/// permitting (docs/spgemm.md, staged rows).
 template <scalar T>
 csr<T, gpu> hash_spgemm(T alpha, const csr<T, gpu>& a, const csr<T, gpu>& b,
                         hash_spgemm_report* report = nullptr, bool time_phases = false,
