@@ -169,6 +169,18 @@ coo<T, cpu> shuffled_coo_with_pairs(const csr<T, cpu>& a, splitmix64& rng) {
   return coo<T, cpu>(a.rows(), a.cols(), std::move(r), std::move(c), std::move(v));
 }
 
+/// The sparse operands every sparse × dense suite runs at each width: no rows, no columns, or
+/// both; 1×1; odd sizes around a warp; a wide and a tall one with empty rows (row_fraction: the
+/// share of rows that hold entries); 257×129 sparse (tiles of 1–2 entries) and dense-ish.
+struct spmm_shape {
+  index_t m, k;
+  double density, row_fraction;
+};
+inline constexpr spmm_shape spmm_edge_shapes[] = {
+    {0, 0, 0.1, 1},      {0, 5, 0.1, 1},       {5, 0, 0.1, 1},
+    {1, 1, 1.0, 1},      {31, 33, 0.2, 0.6},   {33, 31, 0.3, 0.5},
+    {64, 64, 0.05, 0.3}, {257, 129, 0.1, 0.9}, {257, 129, 0.4, 0.9}};
+
 /// rows × cols dense: zero with probability zero_fraction, else nonzero; with `specials`, also
 /// some -0.0 (must be dropped by dense → csr) and NaN (must be kept).
 template <class T, class Layout>

@@ -153,13 +153,7 @@ TEST_CASE_TEMPLATE("gcoo_spmm: edge shapes, group sizes, widths, alpha and beta"
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  struct shape {
-    index_t m, k;
-    double density, row_fraction;
-  };
-  for (const shape s : {shape{0, 0, 0.1, 1}, shape{0, 5, 0.1, 1}, shape{5, 0, 0.1, 1},
-                        shape{1, 1, 1.0, 1}, shape{31, 33, 0.2, 0.6}, shape{33, 31, 0.3, 0.5},
-                        shape{64, 64, 0.05, 0.3}, shape{257, 129, 0.1, 0.9}})
+  for (const auto& s : spade::testing::spmm_edge_shapes)
     for (index_t p : {1, 2, 3, 4, 8, 13, 32})
       for (index_t n : {1, 3, 4, 32, 33, 128, 200}) {
         const auto a = random_csr<T>(s.m, s.k, s.density, rng, s.row_fraction);

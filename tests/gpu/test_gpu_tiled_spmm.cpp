@@ -29,15 +29,9 @@ using spade::device::spmm_arithmetic;
 using spade::testing::fresh_seed;
 using spade::testing::pool_guard;
 using spade::testing::random_csr;
+using spade::testing::random_dense;
 using spade::testing::splitmix64;
-
-template <class T, class L>
-spade::dense<T, cpu, L> random_dense(index_t rows, index_t cols, splitmix64& rng) {
-  spade::dense<T, cpu, L> d(rows, cols);
-  for (T& x : d.values())
-    x = spade::testing::nonzero_value<T>(rng);
-  return d;
-}
+using spade::testing::spmm_edge_shapes;
 
 struct product_case {
   double alpha = 1;
@@ -64,7 +58,7 @@ std::size_t check_product(const spade::csr<T, cpu>& a, const spade::dense<T, cpu
   CAPTURE(b_row_major);
   CAPTURE(c_row_major);
   const index_t n = b.cols();
-  spade::dense<T, cpu, LC> start = random_dense<T, LC>(a.rows(), n, rng);
+  spade::dense<T, cpu, LC> start = random_dense<T, LC>(a.rows(), n, 0.0, rng);
   const spade::dense<T, cpu, LC> c0 = start;
   if (pc.beta == 0)
     std::fill(start.values().begin(), start.values().end(), std::numeric_limits<T>::quiet_NaN());
@@ -114,7 +108,7 @@ std::size_t check_product(const spade::csr<T, cpu>& a, const spade::dense<T, cpu
 
 template <class T>
 void every_layout(const spade::csr<T, cpu>& a, index_t n, const product_case& pc, splitmix64& rng) {
-  const auto b_row = random_dense<T, row_major>(a.cols(), n, rng);
+  const auto b_row = random_dense<T, row_major>(a.cols(), n, 0.0, rng);
   spade::dense<T, cpu, col_major> b_col(a.cols(), n);
   for (index_t i = 0; i < a.cols(); ++i)
     for (index_t j = 0; j < n; ++j)
@@ -132,13 +126,7 @@ TEST_CASE_TEMPLATE("tiled_spmm: edge shapes, widths, layouts, alpha and beta", T
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  struct shape {
-    index_t m, k;
-    double density, row_fraction;
-  };
-  for (const shape s : {shape{0, 0, 0.1, 1}, shape{0, 5, 0.1, 1}, shape{5, 0, 0.1, 1},
-                        shape{1, 1, 1.0, 1}, shape{31, 33, 0.2, 0.6}, shape{33, 31, 0.3, 0.5},
-                        shape{64, 64, 0.05, 0.3}, shape{257, 129, 0.4, 0.9}})
+  for (const auto& s : spmm_edge_shapes)
     for (index_t n : {1, 7, 32, 33, 128}) {
       const auto a = random_csr<T>(s.m, s.k, s.density, rng, s.row_fraction);
       every_layout(a, n, {1.0, 0.0}, rng);
@@ -152,11 +140,11 @@ TEST_CASE_TEMPLATE("tiled_spmm: 1000003 rows, N = 512, a matrix with no entries"
   splitmix64 rng{fresh_seed()};
   if (std::getenv("SPADE_SKIP_TALL") == nullptr) {
     const auto tall = random_csr<T>(1000003, 9, 0.4, rng, 0.7);
-    const auto b = random_dense<T, row_major>(tall.cols(), 33, rng);
+    const auto b = random_dense<T, row_major>(tall.cols(), 33, 0.0, rng);
     check_product<T, row_major, row_major>(tall, b, {1.5, 0.0}, rng);
   }
   const auto wide = random_csr<T>(200, 300, 0.1, rng);
-  const auto b512 = random_dense<T, row_major>(300, 512, rng);
+  const auto b512 = random_dense<T, row_major>(300, 512, 0.0, rng);
   check_product<T, row_major, row_major>(wide, b512, {1.0, 0.0}, rng);
   const spade::csr<T, cpu> no_entries(40, 17);
   for (index_t n : {1, 32})
@@ -171,7 +159,7 @@ TEST_CASE_TEMPLATE("tiled_spmm: Inf and NaN in B reach only the rows that store 
   // Rows 0..7 share tile columns 0..7, but only row 3 stores column 5: the tensor-core form would
   // give every row of the tile 0·Inf = NaN.
   const auto a = random_csr<T>(16, 16, 0.5, rng);
-  auto b = random_dense<T, row_major>(16, 40, rng);
+  auto b = random_dense<T, row_major>(16, 40, 0.0, rng);
   for (index_t j = 0; j < 40; j += 3)
     b(static_cast<index_t>(j % 16), j) =
         (j % 2) ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
@@ -185,7 +173,7 @@ TEST_CASE("tiled_spmm: floats outside 3xTF32's exact range keep fp32 accuracy") 
   auto a = random_csr<float>(40, 40, 0.3, rng);
   for (std::size_t k = 0; k < a.values().size(); k += 5)
     a.values()[k] *= 0x1p-110f;  // small parts below 2^-126 would flush on the tensor cores
-  auto b = random_dense<float, row_major>(40, 32, rng);
+  auto b = random_dense<float, row_major>(40, 32, 0.0, rng);
   for (std::size_t k = 0; k < b.values().size(); k += 7)
     b.values()[k] *= 0x1p-105f;
   check_product<float, row_major, row_major>(a, b, {1.0, 0.0}, rng);
@@ -195,7 +183,7 @@ TEST_CASE("tiled_spmm_tf32: plain TF32 within TF32's bound, and measurably less 
   pool_guard guard;
   splitmix64 rng{fresh_seed()};
   const auto a = random_csr<float>(300, 300, 0.2, rng);
-  const auto b = random_dense<float, row_major>(300, 64, rng);
+  const auto b = random_dense<float, row_major>(300, 64, 0.0, rng);
   check_product<float, row_major, row_major>(a, b, {1.0, 0.0, spmm_arithmetic::tf32}, rng);
   // The same product held to fp32's bound fails somewhere: the mode really is TF32.
   const spade::tiled<float, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
@@ -218,10 +206,10 @@ TEST_CASE_TEMPLATE("tiled_spmm: every real matrix, N = 32 and 128, results repea
   for (const auto& path : spade::testing::real_matrices()) {
     CAPTURE(path.string());
     const auto a = spade::read_matrix_market<T>(path);
-    const auto b = random_dense<T, row_major>(a.cols(), 32, rng);
+    const auto b = random_dense<T, row_major>(a.cols(), 32, 0.0, rng);
     check_product<T, row_major, row_major>(a, b, {1.0, 0.0}, rng);
     if (count++ < 4) {
-      const auto b128 = random_dense<T, row_major>(a.cols(), 128, rng);
+      const auto b128 = random_dense<T, row_major>(a.cols(), 128, 0.0, rng);
       check_product<T, row_major, row_major>(a, b128, {1.0, 1.0}, rng);
       const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
       const spade::dense<T, gpu> bg = spade::to_gpu(b128);
@@ -263,7 +251,7 @@ TEST_CASE_TEMPLATE("planner: sparse x dense picks tiled_spmm on full tiles, cach
     row_ptr.push_back(static_cast<index_t>(col_idx.size()));
   }
   const spade::csr<T, cpu> a_host(blocks * 8, blocks * 8, row_ptr, col_idx, values);
-  const auto b_host = random_dense<T, row_major>(blocks * 8, 64, rng);
+  const auto b_host = random_dense<T, row_major>(blocks * 8, 64, 0.0, rng);
   const spade::csr<T, gpu> a = spade::to_gpu(a_host);
   const spade::dense<T, gpu> b = spade::to_gpu(b_host);
   const std::string plan = spade::explain(a * b);
@@ -277,11 +265,11 @@ TEST_CASE_TEMPLATE("planner: sparse x dense picks tiled_spmm on full tiles, cach
   CHECK(spade::to_cpu(c).values() == spade::to_cpu(c2).values());
   check_product<T, row_major, row_major>(a_host, b_host, {1.0, 0.0}, rng);
   // A narrow B declines, naming the threshold; a sparse matrix's tiles are too empty.
-  const auto narrow = spade::to_gpu(random_dense<T, row_major>(blocks * 8, 8, rng));
+  const auto narrow = spade::to_gpu(random_dense<T, row_major>(blocks * 8, 8, 0.0, rng));
   CHECK(spade::explain(a * narrow).find("tiled_spmm: N = 8 < tiled_spmm_min_columns") !=
         std::string::npos);
   const spade::csr<T, gpu> scattered = spade::to_gpu(random_csr<T>(20000, 20000, 0.0005, rng));
-  const auto b2 = spade::to_gpu(random_dense<T, row_major>(20000, 64, rng));
+  const auto b2 = spade::to_gpu(random_dense<T, row_major>(20000, 64, 0.0, rng));
   CHECK(spade::explain(scattered * b2).find("tiled_spmm: tiles too sparse") != std::string::npos);
   // Forced, the plain TF32 mode runs (float) and the fp64 one stays exact.
   const spade::dense<T, gpu> forced = spade::eval<spade::kernels::tiled_spmm_tf32>(a * b);
