@@ -318,6 +318,77 @@ TEST_CASE_TEMPLATE("multi_gpu element-wise trees, sums and reductions run part b
   }
 }
 
+TEST_CASE_TEMPLATE(
+    "multi_gpu casts, sparse cwise_product, row scaling and row_sums run part by part", T, float,
+    double) {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  using U = std::conditional_t<std::is_same_v<T, float>, double, float>;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    for (const index_t rows : {1, 33, 1000}) {
+      CAPTURE(rows);
+      const auto a = spade::testing::random_csr<T>(rows, 150, 0.05, rng, 0.8);
+      const auto b = spade::testing::random_csr<T>(rows, 150, 0.05, rng, 0.8);
+      const auto xd = spade::testing::random_dense<T, row_major>(rows, 150, 0.0, rng);
+      const spade::vector<T, cpu> d(nonzero_values<T>(rows, rng));
+      const auto da = spade::distribute(a, where);
+      const auto db = spade::distribute(b, da);
+      const auto dx = spade::distribute(xd, da);
+      const auto dd = spade::distribute(d, da);
+      const auto ga = spade::to_gpu(a);
+      const auto gb = spade::to_gpu(b);
+
+      // Casts: every value converted as static_cast does, the pattern kept.
+      const spade::csr<U, multi_gpu> a_cast = spade::cast<U>(da);
+      const auto a_cast_host = spade::gather(a_cast);
+      CHECK(a_cast_host.row_ptr() == a.row_ptr());
+      CHECK(a_cast_host.col_idx() == a.col_idx());
+      std::size_t wrong_casts = 0;
+      for (std::size_t k = 0; k < a.values().size(); ++k)
+        wrong_casts += a_cast_host.values()[k] != static_cast<U>(a.values()[k]);
+      CHECK(wrong_casts == 0u);
+      const spade::vector<U, multi_gpu> d_cast = spade::cast<U>(dd);
+      const auto d_cast_host = spade::gather(d_cast);
+      wrong_casts = 0;
+      for (std::size_t i = 0; i < d.values().size(); ++i)
+        wrong_casts += d_cast_host.values()[i] != static_cast<U>(d.values()[i]);
+      CHECK(wrong_casts == 0u);
+
+      // Each part runs the single-GPU kernel on its rows: the results equal one GPU's bit for bit.
+      using spade::testing::check_same;
+      const spade::csr<T, multi_gpu> both = spade::cwise_product(da, db);
+      check_same(spade::gather(both),
+                 spade::to_cpu(spade::csr<T, gpu>(spade::cwise_product(ga, gb))));
+      const spade::csr<T, multi_gpu> with_dense = spade::cwise_product(da, dx);
+      check_same(spade::gather(with_dense),
+                 spade::to_cpu(spade::csr<T, gpu>(spade::cwise_product(ga, spade::to_gpu(xd)))));
+      const spade::csr<T, multi_gpu> scaled = spade::as_diagonal(dd) * da;
+      check_same(spade::gather(scaled),
+                 spade::to_cpu(spade::csr<T, gpu>(spade::as_diagonal(spade::to_gpu(d)) * ga)));
+
+      // row_sums against the host in double.
+      const spade::vector<T, multi_gpu> sums = spade::row_sums(da);
+      const auto sums_host = spade::gather(sums);
+      REQUIRE(sums_host.values().size() == static_cast<std::size_t>(rows));
+      std::size_t wrong_sums = 0;
+      for (index_t i = 0; i < rows; ++i) {
+        double want = 0, magnitude = 0;
+        for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+          want += static_cast<double>(a.values()[k]);
+          magnitude += std::abs(static_cast<double>(a.values()[k]));
+        }
+        const double length = a.row_ptr()[i + 1] - a.row_ptr()[i];
+        wrong_sums +=
+            !(std::abs(sums_host.values()[i] - want) <= (length + 1) * eps<T>() * magnitude);
+      }
+      CHECK(wrong_sums == 0u);
+    }
+  }
+}
+
 TEST_CASE("a distributed CG takes the single-GPU iteration count and reaches its solution") {
   if (spade::testing::no_device("multi_gpu tests")) return;
   const auto a = spade::generate::stencil7<double>(16, 15, 14);
