@@ -3,8 +3,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spade/core/error.hpp"
 #include "spade/multi/cluster.hpp"
@@ -26,20 +28,31 @@ cluster cluster::from_mpi(Comm comm) {
   int node_rank = 0, node_ranks = 0;
   MPI_Comm_rank(node, &node_rank);
   MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
-  // A node's ranks take its GPUs by their rank there. (A launcher that hides all but one GPU
-  // from each rank through CUDA_VISIBLE_DEVICES is refused below: telling it from ranks that
-  // share one GPU needs the GPUs' UUIDs compared; not written.)
+  // A node's ranks take its GPUs by their rank there: GPU node_rank where a rank sees them all,
+  // GPU node_rank mod (GPUs seen) where it sees fewer — its own one, where the launcher shows
+  // each rank one GPU through CUDA_VISIBLE_DEVICES. Ordinals differ between processes then, so
+  // the ranks compare UUIDs: two ranks of a node on one GPU are refused.
   const int gpus = detail::visible_device_count();
-  const int device = node_rank;
-  const int usable = gpus >= node_ranks ? 1 : 0;
+  const int device = gpus > 0 ? node_rank % gpus : -1;
+  const detail::device_uuid mine = device >= 0 ? detail::uuid_of(device) : detail::device_uuid{};
+  std::vector<detail::device_uuid> node_gpus(static_cast<std::size_t>(node_ranks));
+  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, node_gpus.data(),
+                static_cast<int>(mine.size()), MPI_BYTE, node);
+  MPI_Comm_free(&node);
+  const bool shared = std::count(node_gpus.begin(), node_gpus.end(), mine) > 1;
+  const int usable = device >= 0 && mine != detail::device_uuid{} && !shared ? 1 : 0;
   // Every rank learns whether all can go on, so none waits forever for one that threw.
   int all_usable = 0;
   MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, comm);
   if (!all_usable)
-    throw no_device("spade::cluster::from_mpi: a node has more ranks than GPUs (here " +
-                    std::to_string(node_ranks) + " ranks, " + std::to_string(gpus) +
-                    " GPUs visible; one GPU per rank)");
+    throw no_device("spade::cluster::from_mpi: every rank of a node needs a GPU of its own (here " +
+                    std::to_string(node_ranks) + " ranks on the node; this rank sees " +
+                    std::to_string(gpus) + " GPUs" +
+                    (usable   ? ""
+                     : shared ? " and shares GPU " + std::to_string(device) + " with another rank"
+                              : "") +
+                    "): show each rank every GPU of the node, or one of its own through "
+                    "CUDA_VISIBLE_DEVICES");
   // Rank 0 makes the id; a failure there is told to every rank, so none waits for an id forever.
   detail::nccl_id id{};
   std::string failure;

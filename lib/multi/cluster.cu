@@ -254,6 +254,18 @@ int visible_device_count() noexcept {
   return count;
 }
 
+device_uuid uuid_of(int device) noexcept {
+  device_uuid uuid{};
+  cudaDeviceProp properties;
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    cudaGetLastError();
+    return uuid;
+  }
+  static_assert(sizeof(properties.uuid) == sizeof(uuid), "a CUDA UUID is 16 bytes");
+  std::memcpy(uuid.data(), &properties.uuid, sizeof uuid);
+  return uuid;
+}
+
 cluster join_cluster(int rank, int ranks, const nccl_id& id, int device) {
   if (ranks < 1 || rank < 0 || rank >= ranks)
     throw error("spade::cluster::from_mpi: rank " + std::to_string(rank) + " of " +

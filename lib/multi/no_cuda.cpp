@@ -55,6 +55,9 @@ nccl_id new_nccl_id() {
 int visible_device_count() noexcept {
   return 0;
 }
+device_uuid uuid_of(int) noexcept {
+  return {};
+}
 cluster join_cluster(int, int, const nccl_id&, int) {
   no_cuda();
 }

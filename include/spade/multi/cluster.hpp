@@ -118,6 +118,10 @@ using nccl_id = std::array<char, 128>;
 nccl_id new_nccl_id();
 /// The GPUs this process sees (0 without CUDA or without a device).
 int visible_device_count() noexcept;
+/// A GPU's UUID (cudaDeviceProp::uuid), the same in every process that sees it whatever its
+/// ordinal there; all zero when `device` cannot be queried.
+using device_uuid = std::array<unsigned char, 16>;
+device_uuid uuid_of(int device) noexcept;
 /// This process's part of a cluster of `ranks` processes, one GPU each: rank `rank` on CUDA
 /// device `device`, joined through `id` (ncclCommInitRank; collective over the ranks).
 cluster join_cluster(int rank, int ranks, const nccl_id& id, int device);
