@@ -39,8 +39,9 @@ cluster cluster::from_mpi(Comm comm) {
   MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, node_gpus.data(),
                 static_cast<int>(mine.size()), MPI_BYTE, node);
   MPI_Comm_free(&node);
-  const bool shared = std::count(node_gpus.begin(), node_gpus.end(), mine) > 1;
-  const int usable = device >= 0 && mine != detail::device_uuid{} && !shared ? 1 : 0;
+  const bool has_gpu = device >= 0 && mine != detail::device_uuid{};
+  const bool shared = has_gpu && std::count(node_gpus.begin(), node_gpus.end(), mine) > 1;
+  const int usable = has_gpu && !shared ? 1 : 0;
   // Every rank learns whether all can go on, so none waits forever for one that threw.
   int all_usable = 0;
   MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, comm);
