@@ -46,14 +46,13 @@ cluster cluster::from_mpi(Comm comm) {
   int all_usable = 0;
   MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, comm);
   if (!all_usable)
-    throw no_device("spade::cluster::from_mpi: every rank of a node needs a GPU of its own (here " +
-                    std::to_string(node_ranks) + " ranks on the node; this rank sees " +
-                    std::to_string(gpus) + " GPUs" +
-                    (usable   ? ""
-                     : shared ? " and shares GPU " + std::to_string(device) + " with another rank"
-                              : "") +
-                    "): show each rank every GPU of the node, or one of its own through "
-                    "CUDA_VISIBLE_DEVICES");
+    throw no_device(
+        "spade::cluster::from_mpi: every rank of a node needs a GPU of its own (here " +
+        std::to_string(node_ranks) + " ranks on the node; this rank sees " + std::to_string(gpus) +
+        " GPUs" +
+        (shared ? " and shares GPU " + std::to_string(device) + " with another rank" : "") +
+        "): show each rank every GPU of the node, or one of its own through "
+        "CUDA_VISIBLE_DEVICES");
   // Rank 0 makes the id; a failure there is told to every rank, so none waits for an id forever.
   detail::nccl_id id{};
   std::string failure;
