@@ -1,11 +1,16 @@
-// Sparse × dense on tensor cores over 8×8 bitmap tiles (issue 21): a warp per (tile row, 32
-// columns of C) sums its row's tile products, fp64 on DMMA m8n8k4, fp32 as 3×TF32 (or plain TF32
-// when forced) on m16n8k8 computing Cᵀ = Bᵀ·Aᵀ so that 16 columns of B fill the instruction's
-// rows and the tile's 8 rows its columns.
+// Sparse × dense on tensor cores from 8×8 bitmap tiles (issue 21). The tiles are condensed once
+// into windows (cached on A): window w is tile row w, its occupied columns packed left to right
+// 8 to a block, so every k of an instruction is a row of B some row of the window needs. A warp
+// per (window, 32 columns of C) sums the window's blocks: fp64 on DMMA m8n8k4, fp32 as 3×TF32 (or
+// plain TF32 when forced) on m16n8k8 computing Cᵀ = Bᵀ·Aᵀ, so that 16 columns of B fill the
+// instruction's rows and the window's 8 rows its columns. Where the windows do not fit in device
+// memory, the same arithmetic runs tile by tile.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <type_traits>
+
+#include <cub/device/device_scan.cuh>
 
 #include "detail/cub_temp.cuh"
 #include "detail/library_support.cuh"
@@ -22,25 +27,11 @@ constexpr int spmm_warps = 4;
 // fragments (8 accumulators per lane).
 constexpr int chunk_columns = 32;
 
-template <class T>
-struct spmm_params {
-  const index_t* tile_row;
-  const index_t* tile_col;
-  const index_t* tile_offset;
-  const std::uint64_t* bitmap;
-  const T* values;
-  std::int64_t tiles;
-  index_t rows;   // of A and C
-  index_t inner;  // columns of A, rows of B
-  index_t n;      // columns of B and C
-  index_t tile_rows;
-  index_t chunks;
-  const T* b;
-  std::int64_t b_row_step, b_col_step;  // B(k, j) = b[k·b_row_step + j·b_col_step]
-  T* c;
-  std::int64_t c_row_step, c_col_step;
-  T alpha, beta;
-};
+// ---- where a block's entries and rows of B come from
+// --------------------------------------------- A block is 8 rows of A (a window, or a tile row) by
+// 8 slots; slot k multiplies row row_of_b(k) of B (outside [0, inner) for none: past the matrix's
+// edge or a window's last column). Both sources give entry(row, k) (zero where none is stored) and
+// stored(row, k).
 
 // First tile whose tile row is >= r (tiles are sorted by tile row, then tile column).
 __device__ std::int64_t first_tile_of(const index_t* tile_row, std::int64_t tiles, index_t r) {
@@ -55,26 +46,92 @@ __device__ std::int64_t first_tile_of(const index_t* tile_row, std::int64_t tile
   return lo;
 }
 
+// The tiles of A as they are: slot k of tile i is column 8·tile_col[i] + k.
 template <class T>
-__device__ __forceinline__ T b_at(const spmm_params<T>& p, index_t k, index_t j) {
-  return (k < p.inner && j < p.n) ? __ldg(p.b + k * p.b_row_step + j * p.b_col_step) : T(0);
+struct tile_blocks {
+  const index_t* tile_row;
+  const index_t* tile_col;
+  const index_t* tile_offset;
+  const std::uint64_t* bitmap;
+  const T* values;
+  std::int64_t tiles;
+
+  struct block {
+    std::uint64_t bits;
+    const T* values;
+    index_t k0;
+    __device__ index_t row_of_b(int k) const { return k0 + k; }
+    __device__ T entry(int row, int k) const { return tile_entry(bits, tile_bit(row, k), values); }
+    __device__ bool stored(int row, int k) const { return (bits >> tile_bit(row, k)) & 1u; }
+  };
+  __device__ std::int64_t first(index_t r) const { return first_tile_of(tile_row, tiles, r); }
+  __device__ block at(std::int64_t i) const {
+    return {__ldg(bitmap + i), values + __ldg(tile_offset + i), __ldg(tile_col + i) * 8};
+  }
+};
+
+// The condensed windows (window_form below): slot k of block i is column block_col[8i + k].
+template <class T>
+struct window_blocks {
+  const std::int64_t* window_block;  // tile rows + 1
+  const index_t* block_col;          // 8 per block, -1 past the window's last column
+  const std::uint64_t* block_bits;   // stored entries, bit tile_bit(row, k)
+  const T* block_values;             // 64 per block, row-major, zero where none is stored
+
+  struct block {
+    const index_t* cols;
+    const T* values;
+    const std::uint64_t* bits;
+    __device__ index_t row_of_b(int k) const { return __ldg(cols + k); }
+    __device__ T entry(int row, int k) const { return __ldg(values + 8 * row + k); }
+    __device__ bool stored(int row, int k) const { return (__ldg(bits) >> tile_bit(row, k)) & 1u; }
+  };
+  __device__ std::int64_t first(index_t r) const { return __ldg(window_block + r); }
+  __device__ block at(std::int64_t i) const {
+    return {block_col + 8 * i, block_values + 64 * i, block_bits + i};
+  }
+};
+
+template <class T, class Blocks>
+struct spmm_params {
+  Blocks blocks;
+  index_t rows;   // of A and C
+  index_t inner;  // columns of A, rows of B
+  index_t n;      // columns of B and C
+  index_t tile_rows;
+  index_t chunks;
+  const T* b;
+  std::int64_t b_row_step, b_col_step;  // B(k, j) = b[k·b_row_step + j·b_col_step]
+  T* c;
+  std::int64_t c_row_step, c_col_step;
+  T alpha, beta;
+};
+
+// B(k, j), zero for a k or j outside B (a padded slot, a tile past the edge, a chunk past n).
+template <class T, class Blocks>
+__device__ __forceinline__ T b_at(const spmm_params<T, Blocks>& p, index_t k, index_t j) {
+  return (static_cast<std::uint32_t>(k) < static_cast<std::uint32_t>(p.inner) && j < p.n)
+             ? __ldg(p.b + k * p.b_row_step + j * p.b_col_step)
+             : T(0);
 }
 
-// The exact sum of one tile's products into C(row, col) with FMAs, in column order: the path of
-// a tile whose tensor-core form would be wrong (an Inf or NaN in B meeting a zero of the tile,
-// or a float outside 3×TF32's exact range). Rare, so kept out of line.
-template <class T>
-__device__ __noinline__ T tile_dot(const spmm_params<T>& p, std::uint64_t bits, const T* values,
-                                   index_t k0, int local_row, index_t col) {
+// The exact sum of one block's products into C(row, col) with FMAs over its stored entries, in
+// slot order: the path of a block whose tensor-core form would be wrong (an Inf or NaN in B
+// meeting a zero of the block, or a float outside 3×TF32's exact range). Rare, so kept out of
+// line.
+template <class T, class Blocks>
+__device__ __noinline__ T block_dot(const spmm_params<T, Blocks>& p,
+                                    const typename Blocks::block& blk, int local_row, index_t col) {
   T sum = T(0);
   for (int k = 0; k < 8; ++k)
-    if ((bits >> tile_bit(local_row, k)) & 1u)
-      sum = fma(tile_entry(bits, tile_bit(local_row, k), values), b_at(p, k0 + k, col), sum);
+    if (blk.stored(local_row, k))
+      sum = fma(blk.entry(local_row, k), b_at(p, blk.row_of_b(k), col), sum);
   return sum;
 }
 
-template <class T>
-__device__ __forceinline__ void store_c(const spmm_params<T>& p, index_t row, index_t col, T acc) {
+template <class T, class Blocks>
+__device__ __forceinline__ void store_c(const spmm_params<T, Blocks>& p, index_t row, index_t col,
+                                        T acc) {
   if (row >= p.rows || col >= p.n) return;
   T* at = p.c + row * p.c_row_step + col * p.c_col_step;
   // beta = 0 never reads C, so a NaN left there does not survive (BLAS semantics).
@@ -87,23 +144,23 @@ __device__ __forceinline__ bool finite(double x) {
 
 // fp64: rows 8r..8r+7 of C, columns n0..n0+31 as four m8n8k4 fragments; lane (g, t) holds
 // C(8r + g, n0 + 8j + 2t + u).
-__device__ void tile_row_f64(const spmm_params<double>& p, index_t r, index_t n0,
-                             std::int64_t begin, std::int64_t end) {
+template <class Blocks>
+__device__ void block_row_f64(const spmm_params<double, Blocks>& p, index_t r, index_t n0,
+                              std::int64_t begin, std::int64_t end) {
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   double acc[4][2] = {};
   for (std::int64_t i = begin; i < end; ++i) {
-    const std::uint64_t bits = __ldg(p.bitmap + i);
-    const double* values = p.values + __ldg(p.tile_offset + i);
-    const index_t k0 = __ldg(p.tile_col + i) * 8;
+    const typename Blocks::block blk = p.blocks.at(i);
     double a[2], b[2][4];
     bool ok = true;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      a[h] = tile_entry(bits, tile_bit(g, 4 * h + t), values);
+      a[h] = blk.entry(g, 4 * h + t);
+      const index_t k = blk.row_of_b(4 * h + t);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        b[h][j] = b_at(p, k0 + 4 * h + t, n0 + 8 * j + g);
+        b[h][j] = b_at(p, k, n0 + 8 * j + g);
         ok &= finite(b[h][j]);
       }
     }
@@ -118,7 +175,7 @@ __device__ void tile_row_f64(const spmm_params<double>& p, index_t r, index_t n0
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int u = 0; u < 2; ++u)
-          acc[j][u] += tile_dot(p, bits, values, k0, g, n0 + 8 * j + 2 * t + u);
+          acc[j][u] += block_dot(p, blk, g, n0 + 8 * j + 2 * t + u);
     }
   }
 #pragma unroll
@@ -128,31 +185,30 @@ __device__ void tile_row_f64(const spmm_params<double>& p, index_t r, index_t n0
       store_c(p, 8 * r + g, n0 + 8 * j + 2 * t + u, acc[j][u]);
 }
 
-// fp32: Cᵀ = Bᵀ·Aᵀ on m16n8k8 (M = 16 columns of B, N = the tile's 8 rows, K = its 8 columns).
+// fp32: Cᵀ = Bᵀ·Aᵀ on m16n8k8 (M = 16 columns of B, N = the block's 8 rows, K = its 8 slots).
 // Lane (g, t) holds C(8r + 2t + u, n0 + 16s + g + 8v) in acc[s][2v + u].
-template <bool Split>
-__device__ void tile_row_f32(const spmm_params<float>& p, index_t r, index_t n0, std::int64_t begin,
-                             std::int64_t end) {
+template <bool Split, class Blocks>
+__device__ void block_row_f32(const spmm_params<float, Blocks>& p, index_t r, index_t n0,
+                              std::int64_t begin, std::int64_t end) {
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   float acc[2][4] = {};
   for (std::int64_t i = begin; i < end; ++i) {
-    const std::uint64_t bits = __ldg(p.bitmap + i);
-    const float* values = p.values + __ldg(p.tile_offset + i);
-    const index_t k0 = __ldg(p.tile_col + i) * 8;
+    const typename Blocks::block blk = p.blocks.at(i);
     // Aᵀ(k, m) = A(m, k): the b operand is A(g, t), A(g, t + 4).
-    const float a0 = tile_entry(bits, tile_bit(g, t), values);
-    const float a1 = tile_entry(bits, tile_bit(g, t + 4), values);
+    const float a0 = blk.entry(g, t);
+    const float a1 = blk.entry(g, t + 4);
+    const index_t k_lo = blk.row_of_b(t), k_hi = blk.row_of_b(t + 4);
     // Bᵀ(m, k) = B(k, m): the a operand is B(t, g), B(t, g + 8), B(t + 4, g), B(t + 4, g + 8).
     float x[2][4];
     bool ok = Split ? tf32_split_exact(a0) && tf32_split_exact(a1) : true;
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       const index_t col = n0 + 16 * s + g;
-      x[s][0] = b_at(p, k0 + t, col);
-      x[s][1] = b_at(p, k0 + t, col + 8);
-      x[s][2] = b_at(p, k0 + t + 4, col);
-      x[s][3] = b_at(p, k0 + t + 4, col + 8);
+      x[s][0] = b_at(p, k_lo, col);
+      x[s][1] = b_at(p, k_lo, col + 8);
+      x[s][2] = b_at(p, k_hi, col);
+      x[s][3] = b_at(p, k_hi, col + 8);
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         ok &= Split ? tf32_split_exact(x[s][e]) : isfinite(x[s][e]);
@@ -186,8 +242,7 @@ __device__ void tile_row_f32(const spmm_params<float>& p, index_t r, index_t n0,
       for (int s = 0; s < 2; ++s)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          acc[s][e] +=
-              tile_dot(p, bits, values, k0, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
+          acc[s][e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
     }
   }
 #pragma unroll
@@ -197,22 +252,174 @@ __device__ void tile_row_f32(const spmm_params<float>& p, index_t r, index_t n0,
       store_c(p, 8 * r + 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1), acc[s][e]);
 }
 
-template <class T, bool Split>
-__global__ void __launch_bounds__(spmm_warps * 32) tiled_spmm_kernel(spmm_params<T> p) {
+// The parameters stay in constant memory (__grid_constant__): block_dot takes them by reference,
+// and a by-value parameter whose address is taken is first copied to each thread's stack (160
+// bytes), which cost up to 21 % of the time on the real set (fp64, N = 128, H200).
+template <class T, bool Split, class Blocks>
+__global__ void __launch_bounds__(spmm_warps * 32)
+    tiled_spmm_kernel(const __grid_constant__ spmm_params<T, Blocks> p) {
   const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
   const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
   const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / 32;
   for (std::int64_t item = warp; item < items; item += warps) {
-    // Neighbouring warps take the same tile row's column chunks, so its tiles stay in L1.
+    // Neighbouring warps take the same window's column chunks, so its blocks stay in L1.
     const auto r = static_cast<index_t>(item / p.chunks);
     const auto n0 = static_cast<index_t>(item % p.chunks) * chunk_columns;
-    const std::int64_t begin = first_tile_of(p.tile_row, p.tiles, r);
-    const std::int64_t end = first_tile_of(p.tile_row, p.tiles, r + 1);
+    const std::int64_t begin = p.blocks.first(r);
+    const std::int64_t end = p.blocks.first(r + 1);
     if constexpr (std::is_same_v<T, double>)
-      tile_row_f64(p, r, n0, begin, end);
+      block_row_f64(p, r, n0, begin, end);
     else
-      tile_row_f32<Split>(p, r, n0, begin, end);
+      block_row_f32<Split>(p, r, n0, begin, end);
   }
+}
+
+// ---- the condensed windows
+// ------------------------------------------------------------------------
+
+// Bit c set when local column c of a tile holds an entry (the OR of its 8 row bytes).
+__device__ __forceinline__ unsigned column_mask(std::uint64_t bits) {
+  bits |= bits >> 32;
+  bits |= bits >> 16;
+  bits |= bits >> 8;
+  return static_cast<unsigned>(bits & 0xffu);
+}
+
+template <class T>
+struct window_form {
+  std::int64_t blocks = 0;
+  device_buffer<std::int64_t> window_block;
+  device_buffer<index_t> block_col;
+  device_buffer<std::uint64_t> block_bits;
+  device_buffer<T> block_values;
+};
+template <class T>
+struct window_form_key {};
+
+struct window_count_params {
+  const index_t* tile_row;
+  const std::uint64_t* bitmap;
+  std::int64_t tiles;
+  index_t tile_rows;
+  std::int64_t* window_blocks;  // tile rows + 1; the last is left alone
+};
+
+// A warp per tile row: its occupied columns, rounded up to whole blocks.
+__global__ void __launch_bounds__(spmm_warps * 32) count_windows_kernel(window_count_params p) {
+  const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
+  const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t r = warp; r < p.tile_rows; r += warps) {
+    const std::int64_t begin = first_tile_of(p.tile_row, p.tiles, static_cast<index_t>(r));
+    const std::int64_t end = first_tile_of(p.tile_row, p.tiles, static_cast<index_t>(r + 1));
+    unsigned columns = 0;
+    for (std::int64_t i = begin + lane; i < end; i += 32)
+      columns += __popc(column_mask(__ldg(p.bitmap + i)));
+    columns = __reduce_add_sync(0xffffffffu, columns);
+    if (lane == 0) p.window_blocks[r] = (columns + 7) / 8;
+  }
+}
+
+template <class T>
+struct window_fill_params {
+  tile_blocks<T> tiles;
+  index_t tile_rows;
+  const std::int64_t* window_block;
+  index_t* block_col;
+  std::uint64_t* block_bits;
+  T* block_values;
+};
+
+// A warp per tile row, 32 tiles at a time: each lane places its tile's occupied columns after
+// those of the tiles before it (a warp scan of their counts), with their entries and bits.
+template <class T>
+__global__ void __launch_bounds__(spmm_warps * 32) fill_windows_kernel(window_fill_params<T> p) {
+  const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
+  const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t r = warp; r < p.tile_rows; r += warps) {
+    const std::int64_t begin = p.tiles.first(static_cast<index_t>(r));
+    const std::int64_t end = p.tiles.first(static_cast<index_t>(r + 1));
+    std::int64_t slot = __ldg(p.window_block + r) * 8;  // the next free slot of the window
+    for (std::int64_t base = begin; base < end; base += 32) {
+      const std::int64_t i = base + lane;
+      const std::uint64_t bits = i < end ? __ldg(p.tiles.bitmap + i) : 0;
+      const unsigned columns = column_mask(bits);
+      const int count = __popc(columns);
+      int before = count;  // inclusive scan of the counts over the warp
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int other = __shfl_up_sync(0xffffffffu, before, d);
+        if (lane >= d) before += other;
+      }
+      const int total = __shfl_sync(0xffffffffu, before, 31);
+      before -= count;
+      if (i < end) {
+        const typename tile_blocks<T>::block tile = p.tiles.at(i);
+        std::int64_t at = slot + before;
+        for (unsigned m = columns; m != 0; m &= m - 1, ++at) {
+          const int c = __ffs(m) - 1;
+          const std::int64_t blk = at / 8;
+          const int k = static_cast<int>(at % 8);
+          p.block_col[at] = tile.row_of_b(c);
+          std::uint64_t stored = 0;
+          for (int row = 0; row < 8; ++row)
+            if (tile.stored(row, c)) {
+              p.block_values[64 * blk + 8 * row + k] = tile.entry(row, c);
+              stored |= std::uint64_t{1} << tile_bit(row, k);
+            }
+          atomicOr(reinterpret_cast<unsigned long long*>(p.block_bits + blk),
+                   static_cast<unsigned long long>(stored));
+        }
+      }
+      slot += total;
+    }
+  }
+}
+
+template <class T>
+window_form<T> make_window_form(const tiled<T, gpu>& a, context& ctx) {
+  const cudaStream_t stream = detail::stream_of(ctx);
+  const std::int64_t tile_rows = a.tile_rows();
+  window_form<T> w;
+  w.window_block = device_buffer<std::int64_t>(static_cast<std::size_t>(tile_rows) + 1, ctx);
+  device_buffer<std::int64_t> counts(static_cast<std::size_t>(tile_rows) + 1, ctx);
+  counts.fill_zero();
+  const window_count_params cp{a.tile_row().data(), a.bitmap().data(), a.tiles(), a.tile_rows(),
+                               counts.data()};
+  count_windows_kernel<<<detail::grid_blocks(tile_rows, spmm_warps, ctx), spmm_warps * 32, 0,
+                         stream>>>(cp);
+  SPADE_CHECK_LAUNCH("counting each window's columns (tiled_spmm)");
+  detail::cub_run(ctx, "scanning window blocks (cub::DeviceScan)",
+                  [&](void* d_temp, std::size_t& bytes) {
+                    return cub::DeviceScan::ExclusiveSum(
+                        d_temp, bytes, counts.data(), w.window_block.data(), tile_rows + 1, stream);
+                  });
+  SPADE_CUDA_TRY(cudaMemcpyAsync(&w.blocks, w.window_block.data() + tile_rows, sizeof(std::int64_t),
+                                 cudaMemcpyDeviceToHost, stream),
+                 "reading the window blocks' total (tiled_spmm)");
+  SPADE_CUDA_TRY(cudaStreamSynchronize(stream), "reading the window blocks' total (tiled_spmm)");
+  const auto blocks = static_cast<std::size_t>(w.blocks);
+  w.block_col = device_buffer<index_t>(8 * blocks, ctx);
+  w.block_bits = device_buffer<std::uint64_t>(blocks, ctx);
+  w.block_values = device_buffer<T>(64 * blocks, ctx);
+  if (blocks == 0) return w;
+  // -1 (all bytes 0xff) marks the slots past a window's last column.
+  SPADE_CUDA_TRY(cudaMemsetAsync(w.block_col.data(), 0xff, 8 * blocks * sizeof(index_t), stream),
+                 "marking empty window slots (tiled_spmm)");
+  w.block_bits.fill_zero();
+  w.block_values.fill_zero();
+  const window_fill_params<T> fp{{a.tile_row().data(), a.tile_col().data(), a.tile_offset().data(),
+                                  a.bitmap().data(), a.values().data(), a.tiles()},
+                                 a.tile_rows(),
+                                 w.window_block.data(),
+                                 w.block_col.data(),
+                                 w.block_bits.data(),
+                                 w.block_values.data()};
+  fill_windows_kernel<T>
+      <<<detail::grid_blocks(tile_rows, spmm_warps, ctx), spmm_warps * 32, 0, stream>>>(fp);
+  SPADE_CHECK_LAUNCH("condensing tiles into windows (tiled_spmm)");
+  return w;
 }
 
 template <class Layout>
@@ -222,6 +429,33 @@ constexpr std::int64_t row_step(index_t rows, index_t cols) {
 template <class Layout>
 constexpr std::int64_t col_step(index_t rows, index_t cols) {
   return std::is_same_v<Layout, row_major> ? 1 : std::int64_t{rows};
+}
+
+template <class T, class Blocks, layout LB, layout LC>
+void launch_spmm(const Blocks& blocks, T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b,
+                 T beta, dense<T, gpu, LC>& c, spmm_arithmetic arithmetic, context& ctx) {
+  const spmm_params<T, Blocks> p{blocks,
+                                 a.rows(),
+                                 a.cols(),
+                                 b.cols(),
+                                 a.tile_rows(),
+                                 (b.cols() + chunk_columns - 1) / chunk_columns,
+                                 b.data(),
+                                 row_step<LB>(b.rows(), b.cols()),
+                                 col_step<LB>(b.rows(), b.cols()),
+                                 c.data(),
+                                 row_step<LC>(c.rows(), c.cols()),
+                                 col_step<LC>(c.rows(), c.cols()),
+                                 alpha,
+                                 beta};
+  const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
+  const unsigned grid = detail::grid_blocks(items, spmm_warps, ctx);
+  const cudaStream_t stream = detail::stream_of(ctx);
+  if (arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>)
+    tiled_spmm_kernel<T, false, Blocks><<<grid, spmm_warps * 32, 0, stream>>>(p);
+  else
+    tiled_spmm_kernel<T, true, Blocks><<<grid, spmm_warps * 32, 0, stream>>>(p);
+  SPADE_CHECK_LAUNCH("multiplying A by B on tensor cores (tiled_spmm)");
 }
 
 }  // namespace
@@ -236,33 +470,21 @@ void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T b
                              detail::shape_text(c.rows(), c.cols()));
   if (c.element_count() == 0) return;
   context& ctx = detail::context_of(a.bitmap(), a.values(), b.values(), c.values());
-  const cudaStream_t stream = detail::stream_of(ctx);
-  const spmm_params<T> p{a.tile_row().data(),
-                         a.tile_col().data(),
-                         a.tile_offset().data(),
-                         a.bitmap().data(),
-                         a.values().data(),
-                         a.tiles(),
-                         a.rows(),
-                         a.cols(),
-                         b.cols(),
-                         a.tile_rows(),
-                         (b.cols() + chunk_columns - 1) / chunk_columns,
-                         b.data(),
-                         row_step<LB>(b.rows(), b.cols()),
-                         col_step<LB>(b.rows(), b.cols()),
-                         c.data(),
-                         row_step<LC>(c.rows(), c.cols()),
-                         col_step<LC>(c.rows(), c.cols()),
-                         alpha,
-                         beta};
-  const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
-  const unsigned blocks = detail::grid_blocks(items, spmm_warps, ctx);
-  if (arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>)
-    tiled_spmm_kernel<T, false><<<blocks, spmm_warps * 32, 0, stream>>>(p);
+  const window_form<T>* windows = nullptr;
+  try {
+    windows = &a.cache().template get_or_make<window_form_key<T>, window_form<T>>(
+        [&] { return make_window_form(a, ctx); });
+  } catch (const out_of_memory&) {
+    // The windows hold up to 8 slots per entry of A; without room for them the tiles serve.
+  }
+  if (windows)
+    launch_spmm(window_blocks<T>{windows->window_block.data(), windows->block_col.data(),
+                                 windows->block_bits.data(), windows->block_values.data()},
+                alpha, a, b, beta, c, arithmetic, ctx);
   else
-    tiled_spmm_kernel<T, true><<<blocks, spmm_warps * 32, 0, stream>>>(p);
-  SPADE_CHECK_LAUNCH("multiplying tiles of A by B on tensor cores (tiled_spmm)");
+    launch_spmm(tile_blocks<T>{a.tile_row().data(), a.tile_col().data(), a.tile_offset().data(),
+                               a.bitmap().data(), a.values().data(), a.tiles()},
+                alpha, a, b, beta, c, arithmetic, ctx);
 }
 
 SPADE_KERNELS_TILED_SPMM_INSTANTIATIONS(float)

@@ -37,6 +37,9 @@ struct product_case {
   double alpha = 1;
   double beta = 0;
   spmm_arithmetic arithmetic = spmm_arithmetic::native;
+  /// When not 0, tiled_spmm runs under a memory cap this many bytes above what is in use, too
+  /// little for the condensed windows, so the tiles serve (checked: nothing is cached on A).
+  std::size_t cap_slack = 0;
 };
 
 /// C = alpha·A·B + beta·C through tiled_spmm, each element checked against the double-precision
@@ -65,7 +68,19 @@ std::size_t check_product(const spade::csr<T, cpu>& a, const spade::dense<T, cpu
   const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
   const spade::dense<T, gpu, LB> bg = spade::to_gpu(b);
   spade::dense<T, gpu, LC> cg = spade::to_gpu(start);
-  spade::device::tiled_spmm(T(pc.alpha), at, bg, T(pc.beta), cg, pc.arithmetic);
+  if (pc.cap_slack == 0) {
+    spade::device::tiled_spmm(T(pc.alpha), at, bg, T(pc.beta), cg, pc.arithmetic);
+    // The windows stay cached on A for the next product (none is made for an empty C).
+    CHECK(at.cache().size() == (cg.element_count() > 0 ? 1u : 0u));
+  } else {
+    spade::context& ctx = spade::default_context();
+    struct limit_guard {
+      ~limit_guard() { spade::default_context().set_memory_limit(0); }
+    } restore_limit;
+    ctx.set_memory_limit(ctx.bytes_in_use() + pc.cap_slack);
+    spade::device::tiled_spmm(T(pc.alpha), at, bg, T(pc.beta), cg, pc.arithmetic);
+    CHECK(at.cache().size() == 0);
+  }
   const spade::dense<T, cpu, LC> got = spade::to_cpu(cg);
 
   const bool plain_tf32 = pc.arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>;
@@ -220,6 +235,27 @@ TEST_CASE_TEMPLATE("tiled_spmm: every real matrix, N = 32 and 128, results repea
     }
   }
   CHECK(count > 0);
+}
+
+TEST_CASE_TEMPLATE("tiled_spmm: without room for the windows, the tiles give the products", T,
+                   float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  // 250 windows: their block offsets alone (2 KB) pass a 256-byte slack.
+  const auto a = random_csr<T>(2000, 300, 0.05, rng, 0.9);
+  for (index_t n : {7, 32, 33}) {
+    check_product<T, row_major, row_major>(a, random_dense<T, row_major>(300, n, 0.0, rng),
+                                           {1.0, 0.0, spmm_arithmetic::native, 256}, rng);
+    check_product<T, row_major, col_major>(a, random_dense<T, row_major>(300, n, 0.0, rng),
+                                           {-2.0, 0.5, spmm_arithmetic::native, 256}, rng);
+  }
+  auto b = random_dense<T, row_major>(300, 40, 0.0, rng);
+  b(5, 3) = std::numeric_limits<T>::infinity();
+  b(17, 9) = std::numeric_limits<T>::quiet_NaN();
+  check_product<T, row_major, row_major>(a, b, {1.0, 0.0, spmm_arithmetic::native, 256}, rng);
+  if constexpr (std::is_same_v<T, float>)
+    check_product<T, row_major, row_major>(a, random_dense<T, row_major>(300, 32, 0.0, rng),
+                                           {1.0, 0.0, spmm_arithmetic::tf32, 256}, rng);
 }
 
 TEST_CASE_TEMPLATE("tiled_spmm: mismatched shapes throw dimension_mismatch naming them", T, float,

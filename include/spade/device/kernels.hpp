@@ -196,11 +196,15 @@ enum class spmm_arithmetic {
 };
 
 /// C = alpha·A·B + beta·C with A in 8×8 bitmap tiles and B, C dense of either layout, on
-/// tensor cores (docs/tiled.md): a warp per (tile row of A, 32 columns of C) sums the row's
-/// tile products in tile order, so results repeat bit for bit. A tile that meets an Inf or NaN
-/// of B (whose product with the tile's zeros would be NaN on the tensor cores), or a float
-/// outside 3×TF32's exact range, is summed with FMAs over its stored entries alone, as Eigen
-/// sums. beta = 0 ignores C's contents (NaN included). Throws dimension_mismatch.
+/// tensor cores (docs/tiled.md). The first call condenses A's tiles into windows and caches them
+/// on A (a window is a tile row, its occupied columns packed 8 to a block; at most
+/// nnz/8 + tile rows blocks of 64 values, 8 column indices and a bitmap; where they do not fit,
+/// the tiles are used as they are). A warp
+/// per (window, 32 columns of C) sums the window's blocks in order, so results repeat bit for
+/// bit. A block that meets an Inf or NaN of B (whose product with the block's zeros would be
+/// NaN on the tensor cores), or a float outside 3×TF32's exact range, is summed with FMAs over
+/// its stored entries alone, as Eigen sums. beta = 0 ignores C's contents (NaN included).
+/// Throws dimension_mismatch.
 template <scalar T, layout LB, layout LC>
 void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T beta,
                 dense<T, gpu, LC>& c, spmm_arithmetic arithmetic = spmm_arithmetic::native);
