@@ -246,6 +246,48 @@ TEST_CASE("tiled_spgemm's step: nnz first, the census only after, then the tile 
   CHECK_FALSE(decide<kernels::tiled_spgemm_fp16, rules::sparse_times_sparse>(f).ok);
 }
 
+TEST_CASE("tiled_spmm's step: N, nnz, then the tile fill against float's or double's threshold") {
+  const auto& t = spade::tuning();
+  REQUIRE(t.tiled_spmm_min_fill_fp64 < t.tiled_spmm_min_fill);
+  const auto rows = static_cast<index_t>(t.tiled_spmm_min_nnz) / 4 + 1;  // nnz just above
+  const auto wide = static_cast<index_t>(t.tiled_spmm_min_columns);
+  const double between = (t.tiled_spmm_min_fill_fp64 + t.tiled_spmm_min_fill) / 2;
+  int fill_asked = 0;
+  auto with_fill = [&](spmm_facts& s, double fill) {
+    s.facts.lhs_tile_fill = [&fill_asked, fill] {
+      ++fill_asked;
+      return fill;
+    };
+  };
+
+  // A fill between the two thresholds: double runs on the tensor cores, float declines.
+  spmm_facts in_double(rows, 4, 4, wide);
+  in_double.facts.lhs.value_bytes = 8;
+  with_fill(in_double, between);
+  CHECK(decide<kernels::tiled_spmm>(in_double.facts).ok);
+  spmm_facts in_float(rows, 4, 4, wide);
+  with_fill(in_float, between);
+  const decision no = decide<kernels::tiled_spmm>(in_float.facts);
+  CHECK_FALSE(no.ok);
+  CHECK(contains(no.reason, "tiles too sparse: mean tile fill"));
+  CHECK(contains(no.reason, "< tiled_spmm_min_fill "));
+  with_fill(in_float, t.tiled_spmm_min_fill);
+  CHECK(decide<kernels::tiled_spmm>(in_float.facts).ok);
+  with_fill(in_double, t.tiled_spmm_min_fill_fp64 - 1);
+  CHECK(
+      contains(decide<kernels::tiled_spmm>(in_double.facts).reason, "< tiled_spmm_min_fill_fp64 "));
+
+  // N and nnz decline before the fill is counted.
+  fill_asked = 0;
+  spmm_facts narrow(rows, 4, 4, wide - 1);
+  with_fill(narrow, 64);
+  CHECK(contains(decide<kernels::tiled_spmm>(narrow.facts).reason, "< tiled_spmm_min_columns"));
+  spmm_facts small(rows / 2, 4, 4, wide);
+  with_fill(small, 64);
+  CHECK(contains(decide<kernels::tiled_spmm>(small.facts).reason, "< tiled_spmm_min_nnz"));
+  CHECK(fill_asked == 0);
+}
+
 TEST_CASE("csr_rowwise takes small operands before cuSPARSE, after the densify rule") {
   product_facts f;
   f.lhs = {format::csr, true, 100, 100, 500};

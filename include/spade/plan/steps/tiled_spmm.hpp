@@ -13,7 +13,8 @@ template <>
 struct step<kernels::tiled_spmm> {
   /// In the sparse × dense rule on the gpu (after the densify gate): a tiled operand (the
   /// user's format) always runs; otherwise B wide enough, A large enough and its tiles filled
-  /// enough (the tile-fill fact, counted once and cached on A; spade::tuning(), docs/tiled.md).
+  /// enough for its precision (the tile-fill fact, counted once and cached on A;
+  /// spade::tuning(), docs/tiled.md).
   template <class Rule>
   static decision decide(const product_facts& f) {
     if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
@@ -29,9 +30,9 @@ struct step<kernels::tiled_spmm> {
       why << "nnz(A) " << f.lhs.nnz << " < tiled_spmm_min_nnz " << t.tiled_spmm_min_nnz;
     } else if (!f.lhs_tile_fill) {
       why << "no tile fill for this operand";
-    } else if (const double fill = f.lhs_tile_fill(); fill < t.tiled_spmm_min_fill) {
-      why << "tiles too sparse: mean tile fill " << fill << " < tiled_spmm_min_fill "
-          << t.tiled_spmm_min_fill;
+    } else if (const double fill = f.lhs_tile_fill(); fill < min_fill(f)) {
+      why << "tiles too sparse: mean tile fill " << fill << " < " << min_fill_name(f) << " "
+          << min_fill(f);
     }
     const std::string text = why.str();
     return text.empty() ? decision::accept() : decision::decline(text);
@@ -43,9 +44,19 @@ struct step<kernels::tiled_spmm> {
     if (f.lhs.kind == format::tiled) return "the sparse operand is tiled";
     std::ostringstream why;
     why << "mean tile fill " << (f.lhs_tile_fill ? f.lhs_tile_fill() : 0.0)
-        << " >= tiled_spmm_min_fill " << tuning().tiled_spmm_min_fill << "; N = " << f.vectors
-        << "; fp64 on DMMA, fp32 as 3xTF32 (the tiled form is cached on the operand)";
+        << " >= " << min_fill_name(f) << " " << min_fill(f) << "; N = " << f.vectors
+        << "; fp64 on DMMA, fp32 as 3xTF32 (the tiles and their windows are cached on the "
+           "operand)";
     return why.str();
+  }
+
+ private:
+  static bool fp64(const product_facts& f) { return f.lhs.value_bytes == 8; }
+  static double min_fill(const product_facts& f) {
+    return fp64(f) ? tuning().tiled_spmm_min_fill_fp64 : tuning().tiled_spmm_min_fill;
+  }
+  static const char* min_fill_name(const product_facts& f) {
+    return fp64(f) ? "tiled_spmm_min_fill_fp64" : "tiled_spmm_min_fill";
   }
 };
 
