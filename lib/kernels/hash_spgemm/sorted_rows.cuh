@@ -169,6 +169,16 @@ __device__ __forceinline__ void sum_runs(int lane, sorted_group<T, Rows>& g) {
   }
 }
 
+// Adds every thread's `counted` to *nnz_total: a warp sum, one shared atomic per warp into
+// s_total (zeroed and synchronised at the kernel's start), one global atomic per block.
+__device__ __forceinline__ void add_block_total(unsigned counted, unsigned long long& s_total,
+                                                unsigned long long* nnz_total) {
+  const unsigned warp_total = __reduce_add_sync(full_warp, counted);
+  if ((threadIdx.x & 31u) == 0 && warp_total) atomicAdd(&s_total, warp_total);
+  __syncthreads();
+  if (threadIdx.x == 0 && s_total) atomicAdd(nnz_total, s_total);
+}
+
 // Symbolic: each row's distinct columns into `row_nnz`, and their sum over the launch into
 // `nnz_total` (C's size: these rows skip the numeric binning that sums the others).
 template <class T, int Width>
@@ -192,10 +202,7 @@ __global__ void __launch_bounds__(sorted_threads)
       counted += nnz;
     }
   }
-  const unsigned warp_total = __reduce_add_sync(full_warp, counted);
-  if ((threadIdx.x & 31u) == 0 && warp_total) atomicAdd(&s_total, warp_total);
-  __syncthreads();
-  if (threadIdx.x == 0 && s_total) atomicAdd(nnz_total, s_total);
+  add_block_total(counted, s_total, nnz_total);
 }
 
 // Numeric: each row's runs summed (a suffix scan within the run: every head ends with its
@@ -283,10 +290,7 @@ __global__ void __launch_bounds__(sorted_threads)
       counted += nnz;
     }
   }
-  const unsigned warp_total = __reduce_add_sync(full_warp, counted);
-  if ((threadIdx.x & 31u) == 0 && warp_total) atomicAdd(&s_total, warp_total);
-  __syncthreads();
-  if (threadIdx.x == 0 && s_total) atomicAdd(nnz_total, s_total);
+  add_block_total(counted, s_total, nnz_total);
 }
 
 // Numeric for staged rows: each row's entries copied from its slots to its offset in C, a
