@@ -249,8 +249,9 @@ TEST_CASE("tiled_spgemm's step: nnz first, the census only after, then the tile 
 TEST_CASE("tiled_spmm's step: N, nnz, then the tile fill against float's or double's threshold") {
   const auto& t = spade::tuning();
   REQUIRE(t.tiled_spmm_min_fill_fp64 < t.tiled_spmm_min_fill);
+  REQUIRE(t.tiled_spmm_min_columns < t.tiled_spmm_wide_columns);
   const auto rows = static_cast<index_t>(t.tiled_spmm_min_nnz) / 4 + 1;  // nnz just above
-  const auto wide = static_cast<index_t>(t.tiled_spmm_min_columns);
+  const auto wide = static_cast<index_t>(t.tiled_spmm_wide_columns);
   const double between = (t.tiled_spmm_min_fill_fp64 + t.tiled_spmm_min_fill) / 2;
   int fill_asked = 0;
   auto with_fill = [&](spmm_facts& s, double fill) {
@@ -276,10 +277,18 @@ TEST_CASE("tiled_spmm's step: N, nnz, then the tile fill against float's or doub
   with_fill(in_double, t.tiled_spmm_min_fill_fp64 - 1);
   CHECK(
       contains(decide<kernels::tiled_spmm>(in_double.facts).reason, "< tiled_spmm_min_fill_fp64 "));
+  // Narrower than tiled_spmm_wide_columns, double needs float's fill.
+  spmm_facts narrow_double(rows, 4, 4, static_cast<index_t>(t.tiled_spmm_min_columns));
+  narrow_double.facts.lhs.value_bytes = 8;
+  with_fill(narrow_double, between);
+  CHECK(
+      contains(decide<kernels::tiled_spmm>(narrow_double.facts).reason, "< tiled_spmm_min_fill "));
+  with_fill(narrow_double, t.tiled_spmm_min_fill);
+  CHECK(decide<kernels::tiled_spmm>(narrow_double.facts).ok);
 
   // N and nnz decline before the fill is counted.
   fill_asked = 0;
-  spmm_facts narrow(rows, 4, 4, wide - 1);
+  spmm_facts narrow(rows, 4, 4, static_cast<index_t>(t.tiled_spmm_min_columns) - 1);
   with_fill(narrow, 64);
   CHECK(contains(decide<kernels::tiled_spmm>(narrow.facts).reason, "< tiled_spmm_min_columns"));
   spmm_facts small(rows / 2, 4, 4, wide);

@@ -89,15 +89,17 @@ struct thresholds {
   double tiled_min_fill = 6.0;
   /// sparse × dense on the GPU: tiled_spmm (8×8 tiles condensed into windows, on tensor cores)
   /// runs when B has at least tiled_spmm_min_columns columns, A has tiled_spmm_min_nnz entries
-  /// and fills its stored tiles with at least tiled_spmm_min_fill (float) or
-  /// tiled_spmm_min_fill_fp64 (double) entries on average: full tiles mean rows of a window
-  /// share their columns, so each row of B read serves several products. float needs fuller
-  /// tiles because 3×TF32 costs three tensor-core products per block where cuSPARSE's fp32 reads
-  /// half of fp64's bytes (docs/tiled.md has the measurements).
+  /// and fills its stored tiles with at least tiled_spmm_min_fill entries on average, or in
+  /// double with B of tiled_spmm_wide_columns columns or more, tiled_spmm_min_fill_fp64: full
+  /// tiles mean rows of a window share their columns, so each row of B read serves several
+  /// products. float needs fuller tiles because 3×TF32 costs three tensor-core products per
+  /// block where cuSPARSE's fp32 reads half of fp64's bytes; so does a narrow B, which leaves
+  /// one warp per window (docs/tiled.md has the measurements).
   long tiled_spmm_min_columns = 32;
   double tiled_spmm_min_nnz = 5.0e4;
   double tiled_spmm_min_fill = 40.0;
   double tiled_spmm_min_fill_fp64 = 24.0;
+  long tiled_spmm_wide_columns = 64;
   /// tiled_spgemm sorts at most tiled_max_batch_pairs tile pairs at once: a longer task list
   /// runs in batches of whole tile rows of A (C assembled from their parts; the same bits),
   /// so memory follows the batch, not the product. About 100 bytes per pair while a batch

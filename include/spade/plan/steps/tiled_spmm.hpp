@@ -13,7 +13,7 @@ template <>
 struct step<kernels::tiled_spmm> {
   /// In the sparse × dense rule on the gpu (after the densify gate): a tiled operand (the
   /// user's format) always runs; otherwise B wide enough, A large enough and its tiles filled
-  /// enough for its precision (the tile-fill fact, counted once and cached on A;
+  /// enough for its precision and N (the tile-fill fact, counted once and cached on A;
   /// spade::tuning(), docs/tiled.md).
   template <class Rule>
   static decision decide(const product_facts& f) {
@@ -51,12 +51,15 @@ struct step<kernels::tiled_spmm> {
   }
 
  private:
-  static bool fp64(const product_facts& f) { return f.lhs.value_bytes == 8; }
+  // double at tiled_spmm_wide_columns or more: the one threshold of its own.
+  static bool wide_fp64(const product_facts& f) {
+    return f.lhs.value_bytes == 8 && f.vectors >= tuning().tiled_spmm_wide_columns;
+  }
   static double min_fill(const product_facts& f) {
-    return fp64(f) ? tuning().tiled_spmm_min_fill_fp64 : tuning().tiled_spmm_min_fill;
+    return wide_fp64(f) ? tuning().tiled_spmm_min_fill_fp64 : tuning().tiled_spmm_min_fill;
   }
   static const char* min_fill_name(const product_facts& f) {
-    return fp64(f) ? "tiled_spmm_min_fill_fp64" : "tiled_spmm_min_fill";
+    return wide_fp64(f) ? "tiled_spmm_min_fill_fp64" : "tiled_spmm_min_fill";
   }
 };
 
