@@ -1,5 +1,6 @@
 // The `spade` command-line tool: `spade info` describes matrix files, `spade device` the GPU,
-// `spade multiply` plans, runs, times and checks one product.
+// `spade multiply` plans, runs, times and checks one product, `spade tune` times the sparse × dense
+// kernels on this GPU for the planner.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "multiply.hpp"
 #include "report.hpp"
 #include "sparsity_plot.hpp"
+#include "tune.hpp"
 
 namespace {
 
@@ -61,6 +63,16 @@ constexpr const char* usage_text =
     "                           without running it; works without a GPU\n"
     "      --float, --double    scalar type (default double)\n"
     "      --repeat R           time R runs after one warm-up, report the median (default 5)\n"
+    "  tune [FILE.mtx[.gz]...] [options]\n"
+    "                           time cusparse_spmm, gcoo_spmm (p = 1, 2, 4, 8) and tiled_spmm\n"
+    "                           on each matrix (without files: a built-in generated set) and\n"
+    "                           write the fastest per operand class to this GPU's tune file,\n"
+    "                           which the planner then follows (docs/planner.md)\n"
+    "      --columns LIST       widths of B, from 16 (default 32,128,512)\n"
+    "      --float, --double    only this scalar type (default both)\n"
+    "      --samples S          timed runs per kernel (GPU time), median kept (default 15)\n"
+    "      --add                add to the tune file instead of replacing it\n"
+    "      --show               print the tune file; --forget deletes it\n"
     "  help, --help, -h         show this text\n";
 
 /// "6212 B (6.07 KiB)": exact count first, for scripts; binary units for people.
@@ -303,6 +315,16 @@ int run(const std::vector<std::string>& args) {
     } catch (const std::runtime_error& e) {  // spade::error and spade::tool::usage_error
       std::cout.flush();
       std::cerr << "spade multiply: " << e.what() << '\n';
+      return exit_failure;
+    }
+  }
+  if (command == "tune") {
+    try {
+      return spade::tool::command_tune(spade::tool::parse_tune({args.begin() + 1, args.end()}),
+                                       std::cout);
+    } catch (const std::runtime_error& e) {
+      std::cout.flush();
+      std::cerr << "spade tune: " << e.what() << '\n';
       return exit_failure;
     }
   }

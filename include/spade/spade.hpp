@@ -14,6 +14,7 @@
 #include "spade/device/cwise.hpp"
 #include "spade/device/jit.hpp"
 #include "spade/device/run.hpp"
+#include "spade/device/tune.hpp"
 #include "spade/eval/evaluate.hpp"
 #include "spade/eval/explain.hpp"
 #include "spade/eval/instances.hpp"

@@ -3,6 +3,7 @@
 
 #include "spade/core/context.hpp"
 #include "spade/core/error.hpp"
+#include "spade/device/gpu_timing.hpp"
 
 namespace spade {
 
@@ -97,6 +98,10 @@ bool device_available(std::string* reason) {
 
 bool built_with_cuda() noexcept {
   return false;
+}
+
+device::gpu_run_times device::gpu_run_milliseconds(context&, const std::function<void()>&, int) {
+  no_cuda();
 }
 
 }  // namespace spade

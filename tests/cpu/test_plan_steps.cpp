@@ -448,3 +448,119 @@ TEST_CASE("copies_for: the transposes a kernel has no op flag for, and its resul
   CHECK(contains(text, "  copy: result computed as tiles, then converted to csr"));
   CHECK(std::count(text.begin(), text.end(), '\n') == 3);
 }
+
+TEST_CASE("a tuned entry picks sparse x dense's kernel over the rules; without one the rules decide") {
+  using spade::plan::tuned_choice;
+  spade::tuned_table table;
+  table.source = "tune-test.txt";
+  const auto entry = [&](double gcoo, double tiled, double cusparse) {
+    table = {};
+    table.source = "tune-test.txt";
+    table.add("spmm", "cls", {{"gcoo_spmm", gcoo}, {"tiled_spmm", tiled}, {"cusparse_spmm", cusparse}},
+              "m", "this");
+  };
+  // The operand is the matrix of fingerprint "this" (what eval/operands.hpp computes on a device).
+  std::string operand = "this";
+  int fill_asked = 0;
+  // 1000 rows of 4: every rule declines gcoo_spmm (too few rows for N = 32) and tiled_spmm (nnz).
+  spmm_facts s(1000, 4, 4, 32);
+  s.facts.lhs_tile_fill = [&fill_asked] {
+    ++fill_asked;
+    return 64.0;
+  };
+  index_t asked_columns = 0;
+  s.facts.tuned_spmm = [&](index_t columns) {
+    asked_columns = columns;
+    tuned_choice c{&table, table.find("spmm", "cls"), "cls"};
+    if (c.entry) c.kernel = c.entry->decision_for(operand, &c.measured);
+    return c;
+  };
+  const auto cusparse_why = [&] {
+    return step<kernels::cusparse_spmm>::why_chosen<rules::sparse_times_dense>(s.facts);
+  };
+
+  entry(1.0, 2.0, 3.0);  // gcoo_spmm fastest
+  CHECK(decide<kernels::gcoo_spmm>(s.facts).ok);
+  CHECK(asked_columns == 32);
+  const decision tiled_no = decide<kernels::tiled_spmm>(s.facts);
+  CHECK_FALSE(tiled_no.ok);
+  CHECK(tiled_no.reason == "tuned on this device: gcoo_spmm was fastest on this matrix");
+  CHECK(fill_asked == 0);
+  CHECK(contains(step<kernels::gcoo_spmm>::why_chosen<rules::sparse_times_dense>(s.facts),
+                 "; tuned on this device, this matrix measured, class cls: gcoo_spmm 1 ms, "
+                 "tiled_spmm 2 ms, cusparse_spmm 3 ms over 1 matrix (m); tune-test.txt"));
+
+  entry(2.0, 1.0, 3.0);  // tiled_spmm fastest, below every tiled threshold
+  CHECK(decide<kernels::tiled_spmm>(s.facts).ok);
+  const auto tiled_why = [&] {
+    return step<kernels::tiled_spmm>::why_chosen<rules::sparse_times_dense>(s.facts);
+  };
+  CHECK(contains(tiled_why(), "; tuned on this device, this matrix measured, class cls: tiled_spmm 1 ms"));
+  CHECK_FALSE(contains(tiled_why(), "tiled_spmm_min_fill"));  // no threshold decided it
+  CHECK_FALSE(decide<kernels::gcoo_spmm>(s.facts).ok);
+
+  entry(2.0, 3.0, 1.0);  // cuSPARSE fastest: both of Spade's kernels step aside
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "cusparse_spmm was fastest on this matrix"));
+  CHECK(contains(decide<kernels::tiled_spmm>(s.facts).reason, "cusparse_spmm was fastest on this matrix"));
+  CHECK(decide<kernels::cusparse_spmm>(s.facts).ok);
+  CHECK(contains(cusparse_why(), "tuned on this device, this matrix measured, class cls: cusparse_spmm 1 ms"));
+
+  // What the tuner did not time keeps the rules: a transposed A, a col-major C.
+  entry(1.0, 2.0, 3.0);
+  s.facts.destination_col_major = true;
+  CHECK(decide<kernels::gcoo_spmm>(s.facts).reason == "the destination is col-major");
+  CHECK(contains(decide<kernels::tiled_spmm>(s.facts).reason, "< tiled_spmm_min_nnz"));
+  s.facts.destination_col_major = false;
+  s.facts.lhs_transposed = true;
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "transposed"));
+  s.facts.lhs_transposed = false;
+  // The user's own formats run whatever the entry says.
+  entry(3.0, 2.0, 1.0);
+  s.facts.lhs.kind = format::gcoo;
+  CHECK(decide<kernels::gcoo_spmm>(s.facts).ok);
+  s.facts.lhs.kind = format::tiled;
+  CHECK(decide<kernels::tiled_spmm>(s.facts).ok);
+  s.facts.lhs.kind = format::csr;
+
+  // Another matrix of the class: one measured matrix does not decide for it, two that agree do,
+  // two that disagree do not.
+  operand = "other";
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "< gcoo_min_rows"));
+  CHECK(contains(cusparse_why(), "; the tuned entry for class cls (cusparse_spmm 1 ms"));
+  CHECK(contains(cusparse_why(), "does not decide for a matrix it did not measure"));
+  table.add("spmm", "cls", {{"gcoo_spmm", 1.5}, {"tiled_spmm", 2.0}, {"cusparse_spmm", 1.0}}, "m2",
+            "second");
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason,
+                 "tuned on this device: cusparse_spmm was fastest on its class cls"));
+  CHECK(contains(cusparse_why(), "; tuned on this device, fastest on every matrix, class cls"));
+  table.add("spmm", "cls", {{"gcoo_spmm", 0.1}, {"tiled_spmm", 2.0}, {"cusparse_spmm", 1.0}}, "m3",
+            "third");
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "< gcoo_min_rows"));
+  CHECK(contains(cusparse_why(), "gcoo_spmm fastest on 1 (m, m2, m3); tune-test.txt) does not decide"));
+  operand = "third";  // ... but that matrix itself gets its own fastest
+  CHECK(decide<kernels::gcoo_spmm>(s.facts).ok);
+  operand = "this";
+
+  // A tune file without this class: the rules decide and explain says so.
+  s.facts.tuned_spmm = [&](index_t) { return tuned_choice{&table, nullptr, "other"}; };
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "< gcoo_min_rows"));
+  CHECK(contains(cusparse_why(), "; no tuned entry for class other in tune-test.txt (the rules decided)"));
+  CHECK(contains(tiled_why(), ">= tiled_spmm_min_fill "));
+  CHECK(contains(tiled_why(), "; no tuned entry for class other"));
+  CHECK(contains(step<kernels::gcoo_spmm>::why_chosen<rules::sparse_times_dense>(s.facts),
+                 "; no tuned entry for class other"));
+  // A malformed file: the rules decide and explain says why the file was ignored.
+  table.problem = "tune-test.txt line 3: bad time 'x' for a";
+  CHECK(contains(cusparse_why(), "; tune file ignored: tune-test.txt line 3: bad time"));
+  // No tune file: nothing about tuning.
+  s.facts.tuned_spmm = [](index_t) { return tuned_choice{}; };
+  CHECK_FALSE(contains(cusparse_why(), "tune"));
+  // Products other than sparse x dense never ask.
+  asked_columns = 0;
+  s.facts.tuned_spmm = [&](index_t columns) {
+    asked_columns = columns;
+    return tuned_choice{};
+  };
+  CHECK(decide<kernels::gcoo_spmm, rules::sparse_times_sparse>(s.facts).ok);
+  CHECK(asked_columns == 0);
+}

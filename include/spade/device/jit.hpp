@@ -8,6 +8,7 @@
 #include <string>
 
 #include "spade/core/context.hpp"
+#include "spade/core/tuned.hpp"
 
 namespace spade {
 
@@ -27,16 +28,12 @@ jit_statistics jit_stats() noexcept;
 /// Sets every counter back to 0.
 void reset_jit_stats() noexcept;
 
-/// The directory compiled kernels are cached in: $SPADE_CACHE_DIR, else $XDG_CACHE_HOME/spade,
-/// else $HOME/.cache/spade (read at each use, so a program may change it); "" when none of
-/// these is set. A directory that cannot be created or written only disables the disk cache.
+/// The directory compiled kernels are cached in: spade::cache_directory() ($SPADE_CACHE_DIR,
+/// else $XDG_CACHE_HOME/spade, else $HOME/.cache/spade, read at each use, so a program may change
+/// it); "" when none of these is set. A directory that cannot be created or written only
+/// disables the disk cache. The tune files of `spade tune` live there too (core/tuned.hpp).
 inline std::string jit_cache_directory() {
-  if (const char* dir = std::getenv("SPADE_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/spade";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/spade";
-  return {};
+  return cache_directory();
 }
 
 /// Unloads the kernels this process loaded (the disk cache stays): the next use of each reads

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "spade/core/conversion_cache.hpp"
 #include "spade/core/strided.hpp"
+#include "spade/core/tuned.hpp"
 #include "spade/core/tuning.hpp"
 #include "spade/expr/cwise.hpp"
 #include "spade/expr/nodes.hpp"
@@ -67,14 +69,6 @@ index_t planned_group_size_for(const A& a, std::int64_t resident) {
   }
 }
 
-/// p of the gcoo the planner makes from operand `a` on its own device (a cpu or empty operand:
-/// tuning().gcoo_group_size). The gcoo is cached on `a` with the p of its first conversion:
-/// changing the threshold later affects operands not converted yet.
-template <class A>
-index_t planned_group_size(const A& a) {
-  return planned_group_size_for(a, resident_threads_of(a));
-}
-
 struct row_profile_key {};
 using plan::row_profile;
 
@@ -97,6 +91,60 @@ const row_profile& row_profile_of(const A& a) {
     profile.mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
     return profile;
   });
+}
+
+template <class A>
+double tile_fill_of(const A& a);  // below, with the other facts of a sparse × dense product
+
+/// The tune table of the device holding gpu operand `a` (core/tuned.hpp), or null (a cpu or
+/// empty operand, no tune file, tuned choices off).
+template <class A>
+std::shared_ptr<const tuned_table> tuned_table_of(const A& a) {
+  if constexpr (std::is_same_v<typename A::space_type, gpu>) {
+    if (const context* ctx = a.values().owner(); ctx != nullptr) {
+      auto table = tuned_table_for(ctx->properties());
+      if (table->size() > 0 || !table->problem.empty()) return table;
+    }
+  }
+  return nullptr;
+}
+
+/// p of the gcoo `spade tune` measured fastest on gpu csr `a` itself, else on every one of at
+/// least two matrices of its class, on its device (0: the rules decide; tuned_entry::decision_for).
+template <class A>
+index_t tuned_group_size(const A& a) {
+  if constexpr (is_csr_v<A> && std::is_same_v<typename A::space_type, gpu>) {
+    if (a.nnz() == 0) return 0;
+    const auto table = tuned_table_of(a);
+    if (!table) return 0;
+    const row_profile& rows = row_profile_of(a);
+    const double fill =
+        static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
+    const tuned_entry* e =
+        table->find("gcoo", gcoo_tune_class(sizeof(typename A::value_type), a.rows(), rows.mean,
+                                            rows.longest, fill));
+    const std::string choice =
+        e ? e->decision_for(tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest))
+          : std::string();
+    if (choice.size() > 1 && choice[0] == 'p') {
+      const int p = std::atoi(choice.c_str() + 1);
+      if (p >= 1 && p <= 32) return static_cast<index_t>(p);
+    }
+  }
+  return 0;
+}
+
+/// p of the gcoo the planner makes from operand `a` on its own device: a value set in
+/// tuning().gcoo_planner_group_size, else the one `spade tune` measured fastest on its class,
+/// else the resident-warp rule (a cpu or empty operand: tuning().gcoo_group_size). The gcoo is
+/// cached on `a` with the p of its first conversion: changing either later affects operands
+/// not converted yet.
+template <class A>
+index_t planned_group_size(const A& a) {
+  if constexpr (!is_gcoo_v<A>)
+    if (tuning().gcoo_planner_group_size <= 0)
+      if (const index_t p = tuned_group_size(a); p > 0) return p;
+  return planned_group_size_for(a, resident_threads_of(a));
 }
 
 /// The ellr layout the planner makes from `a` for a device of `resident` threads: the paper's
@@ -404,6 +452,36 @@ std::function<std::string()> spgemm_profile_fact(const A& a, const B& b) {
   };
 }
 
+/// The kernel `spade tune` measured fastest for gpu csr `a` times a dense B of `columns` columns
+/// on `a`'s class and device (plan::tuned_choice; nothing below tune_min_columns, for an operand
+/// the row-wise kernels take, or without a tune file). Counts the tile fill when A has
+/// tiled_spmm_min_nnz entries (the class needs it; cached on A).
+template <class A>
+plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
+  plan::tuned_choice choice;
+  if constexpr (is_csr_v<A> && std::is_same_v<typename A::space_type, gpu>) {
+    if (columns < tune_min_columns || a.nnz() == 0 ||
+        plan::rowwise_preferred(a.rows(), a.cols(), a.nnz()))
+      return choice;
+    const auto table = tuned_table_of(a);
+    if (!table) return choice;
+    choice.table = table.get();  // kept alive by the process's table cache
+    const row_profile& rows = row_profile_of(a);
+    const double fill =
+        static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
+    constexpr int value_bytes = sizeof(typename A::value_type);
+    choice.operand_class = spmm_tune_class(
+        value_bytes, rows.mean, rows.longest, columns, fill,
+        spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns,
+                     a.values().owner()->properties().l2_cache_bytes));
+    choice.entry = table->find("spmm", choice.operand_class);
+    if (choice.entry)
+      choice.kernel = choice.entry->decision_for(
+          tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest), &choice.measured);
+  }
+  return choice;
+}
+
 /// The facts the steps of a node over storage operands `a` and `b` decide on: the cheap ones
 /// now, the costly ones as functions that compute them on first call and cache them on the
 /// operands (plan/facts.hpp). The functions refer to `a` and `b`: use the facts while they live.
@@ -424,7 +502,11 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
     f.lhs_uses_as_is = [&a] { return product_uses_of(a).count; };
     if constexpr (std::is_same_v<typename A::space_type, gpu>) {
       f.lhs_group_size = [&a] { return planned_group_size(a); };
-      if constexpr (!sparse_matrix<B>) f.lhs_tile_fill = [&a] { return tile_fill_of(a); };
+      if constexpr (!sparse_matrix<B>) {
+        f.lhs_tile_fill = [&a] { return tile_fill_of(a); };
+        if constexpr (is_csr_v<A>)
+          f.tuned_spmm = [&a](index_t columns) { return tuned_spmm_choice(a, columns); };
+      }
     }
     if constexpr (is_csr_v<A> || is_ellr_v<A>)
       f.lhs_ellr_layout = [&a] { return planned_ellr_layout(a); };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spade/core/scalar.hpp"
+#include "spade/core/tuned.hpp"
 #include "spade/core/tuning.hpp"
 #include "spade/formats/ellr.hpp"
 
@@ -106,6 +107,20 @@ inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::i
   return large_c || wide_long_rows || short_rows_fp64;
 }
 
+/// What `spade tune` measured for a sparse × dense product's class on the lhs's device
+/// (core/tuned.hpp): `table` is null when the device has no tune file (or tuned choices are
+/// off); `entry` is null when the file has no entry for `operand_class`.
+struct tuned_choice {
+  const tuned_table* table = nullptr;
+  const tuned_entry* entry = nullptr;
+  std::string operand_class;
+  /// The kernel the entry decides on (tuned_entry::decision_for), "" when the rules decide.
+  std::string kernel;
+  /// Whether that is this very matrix's measurement (else the class's, unanimous).
+  bool measured = false;
+  bool decides() const { return !kernel.empty(); }
+};
+
 /// One product or sum node's facts. The costly ones (a copy of the row pointers, a census
 /// kernel, hash_spgemm's setup) are functions the evaluator supplies (eval/operands.hpp): each
 /// computes its fact on the first call and caches it on the operand, so a step asks only for
@@ -136,6 +151,9 @@ struct product_facts {
   std::function<double()> lhs_tile_fill;
   /// The tile census of A·B (sparse × sparse on the gpu).
   std::function<const tile_census&()> census;
+  /// The tuned kernel choice of this sparse × dense product with B of `columns` columns (gpu
+  /// csr lhs; its class's facts are the row profile and the tile fill, cached on the lhs).
+  std::function<tuned_choice(index_t columns)> tuned_spmm;
   /// hash_spgemm's setup and symbolic phases run on the operands, as report text (csr × csr on
   /// the gpu; for explain only: it runs kernels).
   std::function<std::string()> spgemm_profile;

@@ -16,7 +16,12 @@ struct step<kernels::gcoo_spmm> {
   template <class Rule>
   static decision decide(const product_facts& f) {
     if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
-    std::string why = decline_text(f);
+    std::string why = structural_decline_text(f);
+    if (!why.empty()) return decision::decline(std::move(why));
+    if (f.lhs.kind == format::gcoo) return decision::accept();  // the user's own format
+    if (const tuned_choice tuned = tuned_spmm_of<Rule>(f); tuned.decides())
+      return tuned_decision(tuned, kernels::gcoo_spmm::name);
+    why = decline_text(f);
     return why.empty() ? decision::accept() : decision::decline(std::move(why));
   }
 
@@ -25,16 +30,20 @@ struct step<kernels::gcoo_spmm> {
     if (!gpu_sparse_times_dense<Rule>(f)) return step<void>::why_chosen<Rule>(f);
     std::ostringstream why;
     why << sparse_times_dense_text(f) << "; mean row length " << f.lhs.mean_row_length()
-        << "; groups of " << f.lhs_group_size() << " rows";
+        << "; groups of " << f.lhs_group_size() << " rows" << tuned_text(tuned_spmm_of<Rule>(f));
     return why.str();
   }
 
  private:
-  static std::string decline_text(const product_facts& f) {
+  // What no operand class changes: gcoo_spmm has no transposed A and writes row-major C.
+  static std::string structural_decline_text(const product_facts& f) {
     if (f.lhs_transposed)
       return "the sparse operand is transposed (gcoo has no transposed product)";
     if (f.destination_col_major) return "the destination is col-major";
-    if (f.lhs.kind == format::gcoo) return {};  // the user's own format
+    return {};
+  }
+  // The rules for an operand the planner would convert (no tuned entry for its class).
+  static std::string decline_text(const product_facts& f) {
     const auto& t = tuning();
     const index_t n = f.vectors;
     const index_t rows = f.lhs.rows;

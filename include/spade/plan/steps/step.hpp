@@ -33,6 +33,44 @@ bool gpu_sparse_times_dense(const product_facts& f) {
   return std::is_same_v<Rule, rules::sparse_times_dense> && f.lhs.on_gpu;
 }
 
+/// The tuned choice for a sparse × dense product on the gpu (`Rule` the sparse × dense rule):
+/// what `spade tune` measured on the lhs's class and device, when A is not transposed and C is
+/// row-major (what it times); an empty choice otherwise.
+template <class Rule>
+tuned_choice tuned_spmm_of(const product_facts& f) {
+  if (!gpu_sparse_times_dense<Rule>(f) || !f.tuned_spmm || f.lhs_transposed ||
+      f.destination_col_major)
+    return {};
+  return f.tuned_spmm(f.vectors);
+}
+
+/// A candidate's decision on a deciding tuned choice: run when it is the kernel decided on.
+inline decision tuned_decision(const tuned_choice& tuned, const char* kernel) {
+  if (tuned.kernel == kernel) return decision::accept();
+  return decision::decline("tuned on this device: " + tuned.kernel + " was fastest " +
+                           (tuned.measured ? "on this matrix" : "on its class ") +
+                           (tuned.measured ? std::string() : tuned.operand_class));
+}
+
+/// What explain adds about tuning to a sparse × dense choice: the tuned entry that decided it
+/// (with its times and where they come from), a class the tune file has no entry for or whose
+/// entry does not decide, or why the file was ignored; "" without a tune file.
+inline std::string tuned_text(const tuned_choice& tuned) {
+  if (tuned.table == nullptr) return {};
+  if (!tuned.table->problem.empty()) return "; tune file ignored: " + tuned.table->problem;
+  if (tuned.entry == nullptr)
+    return "; no tuned entry for class " + tuned.operand_class + " in " + tuned.table->source +
+           " (the rules decided)";
+  const std::string entry = tuned.entry->describe() + "; " + tuned.table->source;
+  if (!tuned.decides())
+    return "; the tuned entry for class " + tuned.operand_class + " (" + entry +
+           ") does not decide for a matrix it did not measure: it is split or has one matrix "
+           "(the rules decided)";
+  return "; tuned on this device, " +
+         std::string(tuned.measured ? "this matrix measured" : "fastest on every matrix") +
+         ", class " + tuned.operand_class + ": " + entry;
+}
+
 /// A kernel without its own header (cusparse_spmm, cusparse_spmv, cublas_*): it runs whenever
 /// the planner reaches it and its rule's gate lets it, and explain says what the rule decided on.
 template <class Kernel>
@@ -43,7 +81,8 @@ struct step {
   }
   template <class Rule>
   static std::string why_chosen(const product_facts& f) {
-    if (gpu_sparse_times_dense<Rule>(f)) return sparse_times_dense_text(f);
+    if (gpu_sparse_times_dense<Rule>(f))
+      return sparse_times_dense_text(f) + tuned_text(tuned_spmm_of<Rule>(f));
     return "the first candidate that accepts these operands";
   }
 };

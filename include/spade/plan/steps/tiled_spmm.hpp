@@ -22,6 +22,8 @@ struct step<kernels::tiled_spmm> {
       return decision::decline(
           "the sparse operand is transposed (tiles have no transposed product)");
     if (f.lhs.kind == format::tiled) return decision::accept();
+    if (const tuned_choice tuned = tuned_spmm_of<Rule>(f); tuned.decides())
+      return tuned_decision(tuned, kernels::tiled_spmm::name);
     const auto& t = tuning();
     std::ostringstream why;
     if (f.vectors < t.tiled_spmm_min_columns) {
@@ -42,11 +44,14 @@ struct step<kernels::tiled_spmm> {
   static std::string why_chosen(const product_facts& f) {
     if (!gpu_sparse_times_dense<Rule>(f)) return step<void>::why_chosen<Rule>(f);
     if (f.lhs.kind == format::tiled) return "the sparse operand is tiled";
+    const tuned_choice tuned = tuned_spmm_of<Rule>(f);
     std::ostringstream why;
-    why << "mean tile fill " << (f.lhs_tile_fill ? f.lhs_tile_fill() : 0.0)
-        << " >= " << min_fill_name(f) << " " << min_fill(f) << "; N = " << f.vectors
+    why << "mean tile fill " << (f.lhs_tile_fill ? f.lhs_tile_fill() : 0.0);
+    if (!tuned.decides()) why << " >= " << min_fill_name(f) << " " << min_fill(f);
+    why << "; N = " << f.vectors
         << "; fp64 on DMMA, fp32 as 3xTF32 (the tiles and their windows are cached on the "
-           "operand)";
+           "operand)"
+        << tuned_text(tuned);
     return why.str();
   }
 

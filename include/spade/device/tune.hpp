@@ -1,0 +1,199 @@
+// Timing the sparse × dense kernels on this device for its tune file (spade::tune_spmm, `spade tune`).
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spade/core/context.hpp"
+#include "spade/core/error.hpp"
+#include "spade/core/tuned.hpp"
+#include "spade/core/tuning.hpp"
+#include "spade/device/gpu_timing.hpp"
+#include "spade/device/kernels.hpp"
+#include "spade/device/vendor.hpp"
+#include "spade/eval/operands.hpp"
+#include "spade/formats/convert.hpp"
+#include "spade/formats/transfer.hpp"
+#include "spade/plan/kernels.hpp"
+
+namespace spade {
+
+/// What tune_spmm times.
+struct tune_options {
+  /// Widths of B (each is its own operand class).
+  std::vector<index_t> columns{32, 128, 512};
+  /// Rows per group of the gcoo forms timed.
+  std::vector<index_t> group_sizes{1, 2, 4, 8};
+  /// Timed runs per kernel (GPU time, behind a held stream); the median counts.
+  int samples = 15;
+  std::uint64_t seed = 1;
+};
+
+/// What tune_spmm measured on one matrix (for `spade tune`'s report).
+struct tune_report {
+  struct width {
+    index_t columns = 0;
+    std::string operand_class;
+    std::vector<std::pair<std::string, double>> milliseconds;  ///< kernel → median time
+    std::vector<std::pair<std::string, double>> gcoo_milliseconds;  ///< "p4" → median time
+    index_t gcoo_group_size = 0;  ///< the p gcoo_spmm's time in `milliseconds` is at
+  };
+  std::string matrix;
+  std::string gcoo_class;
+  std::vector<width> widths;
+  /// Why nothing was timed ("" when something was).
+  std::string skipped;
+  /// False when a timed run synchronised, so some times include the host's gaps.
+  bool held = true;
+};
+
+namespace detail {
+
+/// The median GPU time of one run() over o.samples runs queued behind a held stream
+/// (device::gpu_run_milliseconds: the GPU's time alone, as spade-bench measures), after one
+/// untimed run (conversions, workspaces, caches). `held` turns false when a run synchronised.
+template <class Run>
+double median_milliseconds(context& ctx, Run&& run, const tune_options& o, bool& held) {
+  run();
+  ctx.synchronize();
+  const device::gpu_run_times times =
+      device::gpu_run_milliseconds(ctx, std::function<void()>(run), std::max(o.samples, 1));
+  held = held && times.held;
+  std::vector<double> samples = times.milliseconds;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t half = samples.size() / 2;
+  return samples.size() % 2 ? samples[half] : (samples[half - 1] + samples[half]) / 2;
+}
+
+/// B of a timed product: values uniform in [-1, 1) (the timings do not depend on them).
+template <scalar T>
+dense<T, cpu, row_major> tune_operand(index_t rows, index_t cols, std::uint64_t seed) {
+  dense<T, cpu, row_major> b(rows, cols);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) b(i, j) = static_cast<T>(value(rng));
+  return b;
+}
+
+}  // namespace detail
+
+/// Times C = A·B on the default context's device (A lives there) for each width of B in
+/// o.columns with what the planner chooses between for a csr A (cuSPARSE SpMM as the planner
+/// calls it, gcoo_spmm at each of o.group_sizes, tiled_spmm; each kernel alone after its
+/// conversion, GPU time) and adds the times to `table` under A's classes: "gcoo" (per p, the
+/// geometric mean over the widths) and "spmm" (per width: cusparse_spmm, tiled_spmm and
+/// gcoo_spmm at the p of best geometric mean, the one the planner will convert with). A kernel that runs out of
+/// memory is left out of the entry. `name` is recorded with the entries. An empty A, or one the
+/// row-wise kernels take (plan::rowwise_preferred), is skipped: no kernel choice is made there.
+template <scalar T>
+tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table& table,
+                      const tune_options& o = {}) {
+  for (const index_t n : o.columns)
+    if (n < tune_min_columns)
+      throw invalid_matrix("spade::tune_spmm: B of " + std::to_string(n) +
+                           " columns is below tune_min_columns (" +
+                           std::to_string(tune_min_columns) + "), where no tuned choice is used");
+  tune_report report;
+  report.matrix = name;
+  if (a.nnz() == 0) {
+    report.skipped = "no entries";
+    return report;
+  }
+  if (plan::rowwise_preferred(a.rows(), a.cols(), a.nnz())) {
+    report.skipped = "small enough for the row-wise kernels (tuning().rowwise_max_extent)";
+    return report;
+  }
+  context& ctx = default_context();
+  if (a.values().owner() != &ctx)
+    throw invalid_matrix("spade::tune_spmm: A must live on the default context (its B and C do)");
+  const plan::row_profile& rows = detail::row_profile_of(a);
+  const double fill =
+      static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? detail::tile_fill_of(a) : 0.0;
+  report.gcoo_class = gcoo_tune_class(sizeof(T), a.rows(), rows.mean, rows.longest, fill);
+  const std::string fingerprint = tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest);
+  const tiled<T, gpu> tiles = convert<tiled>(a);
+  std::vector<std::vector<double>> gcoo_times(o.group_sizes.size());
+
+  for (const index_t n : o.columns) {
+    tune_report::width w;
+    w.columns = n;
+    w.operand_class = spmm_tune_class(
+        sizeof(T), rows.mean, rows.longest, n, fill,
+        spmm_fits_l2(sizeof(T), a.rows(), a.cols(), a.nnz(), n, ctx.properties().l2_cache_bytes));
+    const dense<T, gpu, row_major> b = to_gpu(detail::tune_operand<T>(a.cols(), n, o.seed));
+    dense<T, gpu, row_major> c(a.rows(), n);
+    const auto time = [&](const char* kernel, auto&& run) {
+      try {
+        w.milliseconds.emplace_back(kernel, detail::median_milliseconds(ctx, run, o, report.held));
+      } catch (const out_of_memory&) {
+        // left out of the entry: the planner's rules still cover the class's other kernels
+      }
+    };
+    time(kernels::cusparse_spmm::name,
+         [&] { device::spmm(T(1), a, device::operation::none, b, T(0), c); });
+    time(kernels::tiled_spmm::name, [&] { device::tiled_spmm(T(1), tiles, b, T(0), c); });
+    for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
+      const index_t p = o.group_sizes[k];
+      try {
+        const gcoo<T, gpu> g = convert<gcoo>(a, p);
+        const double ms = detail::median_milliseconds(
+            ctx, [&] { device::gcoo_spmm(T(1), g, b, T(0), c); }, o, report.held);
+        w.gcoo_milliseconds.emplace_back(group_size_choice(p), ms);
+        gcoo_times[k].push_back(ms);
+      } catch (const out_of_memory&) {
+      }
+    }
+    report.widths.push_back(std::move(w));
+  }
+
+  // gcoo's p: one per operand (its gcoo is cached with the p of its first conversion), so the
+  // one with the best geometric mean over the widths; gcoo_spmm competes at that p.
+  std::vector<std::pair<std::string, double>> per_group_size;
+  std::size_t chosen = o.group_sizes.size();
+  double chosen_mean = 0;
+  for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
+    if (gcoo_times[k].size() != o.columns.size()) continue;  // a width ran out of memory
+    double log_sum = 0;
+    for (const double ms : gcoo_times[k]) log_sum += std::log(ms);
+    const double mean = std::exp(log_sum / static_cast<double>(gcoo_times[k].size()));
+    per_group_size.emplace_back(group_size_choice(o.group_sizes[k]), mean);
+    if (chosen == o.group_sizes.size() || mean < chosen_mean) {
+      chosen = k;
+      chosen_mean = mean;
+    }
+  }
+  if (!per_group_size.empty()) table.add("gcoo", report.gcoo_class, per_group_size, name, fingerprint);
+  for (std::size_t i = 0; i < report.widths.size(); ++i) {
+    tune_report::width& w = report.widths[i];
+    if (chosen < o.group_sizes.size()) {
+      w.gcoo_group_size = o.group_sizes[chosen];
+      w.milliseconds.emplace_back(kernels::gcoo_spmm::name, gcoo_times[chosen][i]);
+    }
+    if (!w.milliseconds.empty()) table.add("spmm", w.operand_class, w.milliseconds, name, fingerprint);
+  }
+  return report;
+}
+
+/// A device's tune table, new (device key set) or read from its file to add to.
+inline tuned_table tuned_table_to_fill(const device_properties& p, bool add_to_file) {
+  tuned_table table;
+  const std::string path = tuned_table_path(device_tune_key(p));
+  if (add_to_file && !path.empty()) {
+    table = detail::read_tuned_table(path);
+    if (!table.problem.empty())
+      throw io_error(path, 0,
+                     "cannot add to it: " + table.problem + "; run `spade tune` without --add");
+  }
+  table.device = device_tune_key(p);
+  table.source = path;
+  return table;
+}
+
+}  // namespace spade

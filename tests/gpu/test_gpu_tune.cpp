@@ -1,0 +1,227 @@
+// GPU suite for per-device tuning: spade::tune_spmm times the kernels and fills a table, the
+// planner follows the device's tune file (kernel and gcoo's rows per group), a malformed file or
+// SPADE_TUNE=off leaves the rules in charge, and every planned product matches Eigen.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <unistd.h>
+
+#include <spade/spade.hpp>
+
+#include "gpu/gpu_support.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using spade::cpu;
+using spade::gpu;
+using spade::index_t;
+using spade::row_major;
+using spade::testing::contains;
+using spade::testing::fresh_seed;
+using spade::testing::no_device;
+using spade::testing::pool_guard;
+using spade::testing::random_dense;
+using spade::testing::splitmix64;
+
+/// A fresh directory named by $SPADE_CACHE_DIR while the object lives (tune files and kernels).
+struct scratch_cache {
+  fs::path dir;
+  scratch_cache() {
+    dir = fs::temp_directory_path() / ("spade-gpu-tune-test-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(fresh_seed() % 1000000007));
+    fs::create_directories(dir);
+    ::setenv("SPADE_CACHE_DIR", dir.c_str(), 1);
+    ::unsetenv("SPADE_TUNE");
+    spade::forget_tuned_tables();
+  }
+  ~scratch_cache() {
+    ::unsetenv("SPADE_CACHE_DIR");
+    ::unsetenv("SPADE_TUNE");
+    spade::forget_tuned_tables();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+std::string device_tune_file() {
+  return spade::tuned_table_path(spade::device_tune_key(spade::default_context().properties()));
+}
+
+/// The kernel explain chose ("chosen: K (" …).
+std::string chosen_kernel(const std::string& plan) {
+  const std::string tag = "chosen: ";
+  const auto at = plan.find(tag);
+  if (at == std::string::npos) return "";
+  const auto begin = at + tag.size();
+  return plan.substr(begin, plan.find_first_of(" \n", begin) - begin);
+}
+
+/// Plans a·b on a fresh gpu copy of a_host (no conversion cached from an earlier plan), checks
+/// the NaN-poisoned result against Eigen in double (|error| ≤ (row length + 2)·u·Σ|a||b|) and
+/// returns explain's text.
+template <class T>
+std::string planned_and_checked(const spade::csr<T, cpu>& a_host,
+                                const spade::dense<T, cpu, row_major>& b_host) {
+  const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  const spade::dense<T, gpu, row_major> b = spade::to_gpu(b_host);
+  const std::string plan = spade::explain(a * b);
+  spade::dense<T, cpu, row_major> poisoned(a_host.rows(), b_host.cols());
+  std::fill(poisoned.values().begin(), poisoned.values().end(),
+            std::numeric_limits<T>::quiet_NaN());
+  spade::dense<T, gpu, row_major> c = spade::to_gpu(poisoned);
+  c = a * b;
+  const spade::dense<T, cpu, row_major> got = spade::to_cpu(c);
+  std::size_t bad = 0;
+  for (index_t i = 0; i < a_host.rows(); ++i) {
+    const auto first = a_host.row_ptr()[static_cast<std::size_t>(i)];
+    const auto last = a_host.row_ptr()[static_cast<std::size_t>(i) + 1];
+    for (index_t j = 0; j < b_host.cols(); ++j) {
+      double exact = 0, magnitude = 0;
+      for (auto e = first; e < last; ++e) {
+        const double term = double(a_host.values()[static_cast<std::size_t>(e)]) *
+                            double(b_host(a_host.col_idx()[static_cast<std::size_t>(e)], j));
+        exact += term;
+        magnitude += std::abs(term);
+      }
+      const double bound = double(last - first + 2) * std::numeric_limits<T>::epsilon() * magnitude +
+                           std::numeric_limits<double>::min();
+      if (!(std::abs(double(got(i, j)) - exact) <= bound)) ++bad;
+    }
+  }
+  CAPTURE(plan);
+  CHECK(bad == 0);
+  return plan;
+}
+
+/// Square blocks of 16 on the diagonal, every entry stored: full 8×8 tiles, which the rules give
+/// tiled_spmm at N = 32 and up.
+template <class T>
+spade::csr<T, cpu> full_blocks(index_t blocks, splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t r = 0; r < blocks * 16; ++r) {
+    for (index_t c = (r / 16) * 16; c < (r / 16) * 16 + 16; ++c) {
+      col_idx.push_back(c);
+      values.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(blocks * 16, blocks * 16, row_ptr, col_idx, values);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what it measured", T,
+                   float, double) {
+  if (no_device("the tuning GPU tests")) return;
+  const scratch_cache cache;
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a_host = full_blocks<T>(2048, rng);  // 32768 rows of 16
+  const auto b_host = random_dense<T, row_major>(a_host.cols(), 32, 0.0, rng);
+  // Without a tune file the rules choose, and explain says nothing of tuning.
+  const std::string ruled = planned_and_checked(a_host, b_host);
+  CHECK(chosen_kernel(ruled) == "tiled_spmm");
+  CHECK_FALSE(contains(ruled, "tune"));
+
+  spade::tuned_table table = spade::tuned_table_to_fill(spade::default_context().properties(), false);
+  spade::tune_options o;
+  o.columns = {32};
+  o.samples = 5;
+  const spade::tune_report r = spade::tune_spmm(spade::to_gpu(a_host), "blocks", table, o);
+  REQUIRE(r.skipped.empty());
+  REQUIRE(r.widths.size() == 1);
+  CHECK(r.widths[0].milliseconds.size() == 3);
+  CHECK(r.widths[0].gcoo_milliseconds.size() == 4);
+  CHECK(r.held);  // no timed run synchronised
+  // gcoo_spmm competes at the p its "gcoo" entry picks, the one the planner converts with.
+  const spade::tuned_entry* group_sizes = table.find("gcoo", r.gcoo_class);
+  REQUIRE(group_sizes != nullptr);
+  CHECK(spade::group_size_choice(r.widths[0].gcoo_group_size) == group_sizes->best()->first);
+  for (const auto& [kernel, ms] : r.widths[0].milliseconds) CHECK(ms > 0);
+  CHECK(table.size() == 2);  // the class's spmm entry and its gcoo entry
+  const spade::tuned_entry* measured = table.find("spmm", r.widths[0].operand_class);
+  REQUIRE(measured != nullptr);
+  spade::save_tuned_table(table, device_tune_file());
+
+  // The planner now runs what was measured fastest, and says so.
+  const std::string tuned = planned_and_checked(a_host, b_host);
+  CHECK(chosen_kernel(tuned) == measured->best()->first);
+  CHECK(contains(tuned, "tuned on this device, this matrix measured, class " +
+                           r.widths[0].operand_class));
+  // Off: the rules again.
+  ::setenv("SPADE_TUNE", "off", 1);
+  CHECK(chosen_kernel(planned_and_checked(a_host, b_host)) == "tiled_spmm");
+  ::unsetenv("SPADE_TUNE");
+}
+
+TEST_CASE("a tune file picks the kernel and gcoo's rows per group; a malformed one is ignored") {
+  if (no_device("the tuning GPU tests")) return;
+  using T = double;
+  const scratch_cache cache;
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a_host = full_blocks<T>(2048, rng);
+  const auto b_host = random_dense<T, row_major>(a_host.cols(), 32, 0.0, rng);
+  const std::string spmm_class = spade::spmm_tune_class(
+      8, 16.0, 16, 32, 64.0,
+      spade::spmm_fits_l2(8, a_host.rows(), a_host.cols(), a_host.nnz(), 32,
+                          spade::default_context().properties().l2_cache_bytes));
+  const std::string gcoo_class = spade::gcoo_tune_class(8, a_host.rows(), 16.0, 16, 64.0);
+  const std::string fingerprint =
+      spade::tune_fingerprint(a_host.rows(), a_host.cols(), a_host.nnz(), 16);
+  const auto write_table = [&](double gcoo, double tiled, double cusparse) {
+    spade::tuned_table t = spade::tuned_table_to_fill(spade::default_context().properties(), false);
+    t.add("spmm", spmm_class, {{"gcoo_spmm", gcoo}, {"tiled_spmm", tiled}, {"cusparse_spmm", cusparse}},
+          "written", fingerprint);
+    t.add("gcoo", gcoo_class, {{"p1", 3.0}, {"p2", 1.0}, {"p4", 2.0}}, "written", fingerprint);
+    spade::save_tuned_table(t, device_tune_file());
+  };
+
+  write_table(1.0, 2.0, 3.0);
+  const std::string gcoo_plan = planned_and_checked(a_host, b_host);
+  CHECK(chosen_kernel(gcoo_plan) == "gcoo_spmm");
+  CHECK(contains(gcoo_plan, "groups of 2 rows"));  // the "gcoo" entry's p, not the rule's
+  CHECK(contains(gcoo_plan, "tiled_spmm: tuned on this device: gcoo_spmm was fastest on this matrix"));
+  write_table(2.0, 3.0, 1.0);
+  CHECK(chosen_kernel(planned_and_checked(a_host, b_host)) == "cusparse_spmm");
+  // A class the file does not hold (B of 128 columns): the rules, and explain says so.
+  const auto wide = random_dense<T, row_major>(a_host.cols(), 128, 0.0, rng);
+  const std::string unlisted = planned_and_checked(a_host, wide);
+  CHECK(chosen_kernel(unlisted) == "tiled_spmm");
+  CHECK(contains(unlisted, "no tuned entry for class"));
+
+  // A malformed file: the rules, and explain names the file and the line.
+  {
+    std::ofstream out(device_tune_file(), std::ios::binary | std::ios::trunc);
+    out << spade::tuned_table::format_line << "\nspmm " << spmm_class << " 1 gcoo_spmm=fast\n";
+  }
+  spade::forget_tuned_tables();
+  const std::string ignored = planned_and_checked(a_host, b_host);
+  CHECK(chosen_kernel(ignored) == "tiled_spmm");
+  CHECK(contains(ignored, "tune file ignored: " + device_tune_file() + " line 2: bad time 'fast'"));
+}
+
+TEST_CASE("tune_spmm skips what the row-wise kernels take and refuses widths it cannot use") {
+  if (no_device("the tuning GPU tests")) return;
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  spade::tuned_table table;
+  const auto small = spade::to_gpu(full_blocks<double>(4, rng));  // 64 x 64
+  CHECK(contains(spade::tune_spmm(small, "small", table).skipped, "row-wise"));
+  const spade::csr<double, gpu> empty(5000, 5000);
+  CHECK(spade::tune_spmm(empty, "empty", table).skipped == "no entries");
+  CHECK(table.size() == 0);
+  spade::tune_options o;
+  o.columns = {8};
+  const auto a = spade::to_gpu(full_blocks<double>(64, rng));
+  CHECK_THROWS_AS(spade::tune_spmm(a, "narrow", table, o), spade::invalid_matrix);
+}
