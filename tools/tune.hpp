@@ -131,7 +131,8 @@ void tune_type(const tune_command_options& o, tuned_table& table, std::ostream& 
       }
       if (w.gcoo_group_size > 0) out << " (p " << w.gcoo_group_size << ")";
       out << "; gcoo";
-      for (const auto& [p, ms] : w.gcoo_milliseconds) out << ' ' << p << ' ' << fixed(ms, 4);
+      for (const auto& [p, ms] : w.gcoo_milliseconds)
+        out << ' ' << p << ' ' << fixed(ms, 4);
       if (best) out << "; fastest " << best->first;
       out << "; class " << w.operand_class << '\n';
     }
@@ -150,7 +151,8 @@ inline int command_tune(const tune_command_options& o, std::ostream& out) {
   const device_properties& p = default_context().properties();
   const std::string path = tuned_table_path(device_tune_key(p));
   if (path.empty())
-    throw usage_error("no directory for the tune file: set SPADE_CACHE_DIR, XDG_CACHE_HOME or HOME");
+    throw usage_error(
+        "no directory for the tune file: set SPADE_CACHE_DIR, XDG_CACHE_HOME or HOME");
   if (o.forget) {
     std::error_code ec;
     const bool removed = std::filesystem::remove(path, ec);

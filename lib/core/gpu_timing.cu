@@ -39,9 +39,9 @@ struct mapped_flags {
   int* host = nullptr;
   int* device = nullptr;
   mapped_flags() {
-    SPADE_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&host), 2 * sizeof(int),
-                                 cudaHostAllocMapped),
-                   "allocating the stream gate for GPU timing");
+    SPADE_CUDA_TRY(
+        cudaHostAlloc(reinterpret_cast<void**>(&host), 2 * sizeof(int), cudaHostAllocMapped),
+        "allocating the stream gate for GPU timing");
     host[0] = host[1] = 0;
     SPADE_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0),
                    "mapping the stream gate for GPU timing");
@@ -64,7 +64,8 @@ struct event_list {
     }
   }
   ~event_list() {
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : events)
+      cudaEventDestroy(e);
   }
   event_list(const event_list&) = delete;
   event_list& operator=(const event_list&) = delete;

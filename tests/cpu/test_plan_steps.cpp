@@ -449,15 +449,17 @@ TEST_CASE("copies_for: the transposes a kernel has no op flag for, and its resul
   CHECK(std::count(text.begin(), text.end(), '\n') == 3);
 }
 
-TEST_CASE("a tuned entry picks sparse x dense's kernel over the rules; without one the rules decide") {
+TEST_CASE(
+    "a tuned entry picks sparse x dense's kernel over the rules; without one the rules decide") {
   using spade::plan::tuned_choice;
   spade::tuned_table table;
   table.source = "tune-test.txt";
   const auto entry = [&](double gcoo, double tiled, double cusparse) {
     table = {};
     table.source = "tune-test.txt";
-    table.add("spmm", "cls", {{"gcoo_spmm", gcoo}, {"tiled_spmm", tiled}, {"cusparse_spmm", cusparse}},
-              "m", "this");
+    table.add("spmm", "cls",
+              {{"gcoo_spmm", gcoo}, {"tiled_spmm", tiled}, {"cusparse_spmm", cusparse}}, "m",
+              "this");
   };
   // The operand is the matrix of fingerprint "this" (what eval/operands.hpp computes on a device).
   std::string operand = "this";
@@ -495,15 +497,19 @@ TEST_CASE("a tuned entry picks sparse x dense's kernel over the rules; without o
   const auto tiled_why = [&] {
     return step<kernels::tiled_spmm>::why_chosen<rules::sparse_times_dense>(s.facts);
   };
-  CHECK(contains(tiled_why(), "; tuned on this device, this matrix measured, class cls: tiled_spmm 1 ms"));
+  CHECK(contains(tiled_why(),
+                 "; tuned on this device, this matrix measured, class cls: tiled_spmm 1 ms"));
   CHECK_FALSE(contains(tiled_why(), "tiled_spmm_min_fill"));  // no threshold decided it
   CHECK_FALSE(decide<kernels::gcoo_spmm>(s.facts).ok);
 
   entry(2.0, 3.0, 1.0);  // cuSPARSE fastest: both of Spade's kernels step aside
-  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "cusparse_spmm was fastest on this matrix"));
-  CHECK(contains(decide<kernels::tiled_spmm>(s.facts).reason, "cusparse_spmm was fastest on this matrix"));
+  CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason,
+                 "cusparse_spmm was fastest on this matrix"));
+  CHECK(contains(decide<kernels::tiled_spmm>(s.facts).reason,
+                 "cusparse_spmm was fastest on this matrix"));
   CHECK(decide<kernels::cusparse_spmm>(s.facts).ok);
-  CHECK(contains(cusparse_why(), "tuned on this device, this matrix measured, class cls: cusparse_spmm 1 ms"));
+  CHECK(contains(cusparse_why(),
+                 "tuned on this device, this matrix measured, class cls: cusparse_spmm 1 ms"));
 
   // What the tuner did not time keeps the rules: a transposed A, a col-major C.
   entry(1.0, 2.0, 3.0);
@@ -536,7 +542,8 @@ TEST_CASE("a tuned entry picks sparse x dense's kernel over the rules; without o
   table.add("spmm", "cls", {{"gcoo_spmm", 0.1}, {"tiled_spmm", 2.0}, {"cusparse_spmm", 1.0}}, "m3",
             "third");
   CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "< gcoo_min_rows"));
-  CHECK(contains(cusparse_why(), "gcoo_spmm fastest on 1 (m, m2, m3); tune-test.txt) does not decide"));
+  CHECK(contains(cusparse_why(),
+                 "gcoo_spmm fastest on 1 (m, m2, m3); tune-test.txt) does not decide"));
   operand = "third";  // ... but that matrix itself gets its own fastest
   CHECK(decide<kernels::gcoo_spmm>(s.facts).ok);
   operand = "this";
@@ -544,7 +551,8 @@ TEST_CASE("a tuned entry picks sparse x dense's kernel over the rules; without o
   // A tune file without this class: the rules decide and explain says so.
   s.facts.tuned_spmm = [&](index_t) { return tuned_choice{&table, nullptr, "other"}; };
   CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "< gcoo_min_rows"));
-  CHECK(contains(cusparse_why(), "; no tuned entry for class other in tune-test.txt (the rules decided)"));
+  CHECK(contains(cusparse_why(),
+                 "; no tuned entry for class other in tune-test.txt (the rules decided)"));
   CHECK(contains(tiled_why(), ">= tiled_spmm_min_fill "));
   CHECK(contains(tiled_why(), "; no tuned entry for class other"));
   CHECK(contains(step<kernels::gcoo_spmm>::why_chosen<rules::sparse_times_dense>(s.facts),

@@ -2,12 +2,12 @@
 // read back, malformed), the geometric means of added matrices, and the per-device file look-up.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include <spade/spade.hpp>
 
@@ -105,7 +105,8 @@ TEST_CASE("a tune table: geometric means over the matrices added, the best choic
   CHECK(spade::tune_fingerprint(15606, 15607, 91756, 10) == "15606x15607x91756x10");
   // Names that would break the line's fields are made plain.
   CHECK(t.find("spmm", "k")->matrices == std::vector<std::string>{"m1", "m_2_x", "m3"});
-  CHECK(contains(t.find("spmm", "k")->describe(), "over 3 matrices, a fastest on 2 (m1, m_2_x, m3)"));
+  CHECK(
+      contains(t.find("spmm", "k")->describe(), "over 3 matrices, a fastest on 2 (m1, m_2_x, m3)"));
   CHECK(t.find("spmm", "other") == nullptr);
   CHECK(t.find("gcoo", "k") == nullptr);
   CHECK_THROWS_AS(t.add("spmm", "k", {{"a", 0.0}}, "m4", "4x4x4x4"), std::invalid_argument);
@@ -153,12 +154,13 @@ TEST_CASE("a malformed tune file is ignored whole, naming its line and what is w
   CHECK(contains(problem_of(head + "spmm k 1 a=1 fastest=f\n"),
                  "expected fastest=<fingerprint>:<choice>"));
   CHECK(contains(problem_of(head + "spmm k 1 a=1 fastest=f:\n"), "expected fastest="));
-  CHECK(contains(problem_of(head + "spmm k 1 a=1 fastest=f:b\n"), "b fastest on f, but it has no time"));
+  CHECK(contains(problem_of(head + "spmm k 1 a=1 fastest=f:b\n"),
+                 "b fastest on f, but it has no time"));
   CHECK(contains(problem_of(head + "spmm k 2 a=1 fastest=f:a\n"),
                  "1 fastest choices for 2 matrices in spmm k"));
   // Comments, blank lines and CRLF line ends are fine.
-  const tuned_table ok =
-      tuned_table::parse(head + "# note\r\n\r\nspmm k 1 a=0.5 b=1 fastest=f:a from=x,y\r\n", "f.txt");
+  const tuned_table ok = tuned_table::parse(
+      head + "# note\r\n\r\nspmm k 1 a=0.5 b=1 fastest=f:a from=x,y\r\n", "f.txt");
   CHECK(ok.problem.empty());
   CHECK(ok.find("spmm", "k")->matrices == std::vector<std::string>{"x", "y"});
 }

@@ -3,6 +3,7 @@
 // SPADE_TUNE=off leaves the rules in charge, and every planned product matches Eigen.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <limits>
 #include <string>
-#include <unistd.h>
 
 #include <spade/spade.hpp>
 
@@ -91,8 +91,9 @@ std::string planned_and_checked(const spade::csr<T, cpu>& a_host,
         exact += term;
         magnitude += std::abs(term);
       }
-      const double bound = double(last - first + 2) * std::numeric_limits<T>::epsilon() * magnitude +
-                           std::numeric_limits<double>::min();
+      const double bound =
+          double(last - first + 2) * std::numeric_limits<T>::epsilon() * magnitude +
+          std::numeric_limits<double>::min();
       if (!(std::abs(double(got(i, j)) - exact) <= bound)) ++bad;
     }
   }
@@ -132,7 +133,8 @@ TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what
   CHECK(chosen_kernel(ruled) == "tiled_spmm");
   CHECK_FALSE(contains(ruled, "tune"));
 
-  spade::tuned_table table = spade::tuned_table_to_fill(spade::default_context().properties(), false);
+  spade::tuned_table table =
+      spade::tuned_table_to_fill(spade::default_context().properties(), false);
   spade::tune_options o;
   o.columns = {32};
   o.samples = 5;
@@ -146,7 +148,8 @@ TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what
   const spade::tuned_entry* group_sizes = table.find("gcoo", r.gcoo_class);
   REQUIRE(group_sizes != nullptr);
   CHECK(spade::group_size_choice(r.widths[0].gcoo_group_size) == group_sizes->best()->first);
-  for (const auto& [kernel, ms] : r.widths[0].milliseconds) CHECK(ms > 0);
+  for (const auto& [kernel, ms] : r.widths[0].milliseconds)
+    CHECK(ms > 0);
   CHECK(table.size() == 2);  // the class's spmm entry and its gcoo entry
   const spade::tuned_entry* measured = table.find("spmm", r.widths[0].operand_class);
   REQUIRE(measured != nullptr);
@@ -155,8 +158,8 @@ TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what
   // The planner now runs what was measured fastest, and says so.
   const std::string tuned = planned_and_checked(a_host, b_host);
   CHECK(chosen_kernel(tuned) == measured->best()->first);
-  CHECK(contains(tuned, "tuned on this device, this matrix measured, class " +
-                           r.widths[0].operand_class));
+  CHECK(contains(tuned,
+                 "tuned on this device, this matrix measured, class " + r.widths[0].operand_class));
   // Off: the rules again.
   ::setenv("SPADE_TUNE", "off", 1);
   CHECK(chosen_kernel(planned_and_checked(a_host, b_host)) == "tiled_spmm");
@@ -180,8 +183,9 @@ TEST_CASE("a tune file picks the kernel and gcoo's rows per group; a malformed o
       spade::tune_fingerprint(a_host.rows(), a_host.cols(), a_host.nnz(), 16);
   const auto write_table = [&](double gcoo, double tiled, double cusparse) {
     spade::tuned_table t = spade::tuned_table_to_fill(spade::default_context().properties(), false);
-    t.add("spmm", spmm_class, {{"gcoo_spmm", gcoo}, {"tiled_spmm", tiled}, {"cusparse_spmm", cusparse}},
-          "written", fingerprint);
+    t.add("spmm", spmm_class,
+          {{"gcoo_spmm", gcoo}, {"tiled_spmm", tiled}, {"cusparse_spmm", cusparse}}, "written",
+          fingerprint);
     t.add("gcoo", gcoo_class, {{"p1", 3.0}, {"p2", 1.0}, {"p4", 2.0}}, "written", fingerprint);
     spade::save_tuned_table(t, device_tune_file());
   };
@@ -190,7 +194,8 @@ TEST_CASE("a tune file picks the kernel and gcoo's rows per group; a malformed o
   const std::string gcoo_plan = planned_and_checked(a_host, b_host);
   CHECK(chosen_kernel(gcoo_plan) == "gcoo_spmm");
   CHECK(contains(gcoo_plan, "groups of 2 rows"));  // the "gcoo" entry's p, not the rule's
-  CHECK(contains(gcoo_plan, "tiled_spmm: tuned on this device: gcoo_spmm was fastest on this matrix"));
+  CHECK(contains(gcoo_plan,
+                 "tiled_spmm: tuned on this device: gcoo_spmm was fastest on this matrix"));
   write_table(2.0, 3.0, 1.0);
   CHECK(chosen_kernel(planned_and_checked(a_host, b_host)) == "cusparse_spmm");
   // A class the file does not hold (B of 128 columns): the rules, and explain says so.

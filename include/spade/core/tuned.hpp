@@ -1,4 +1,5 @@
-// Choices measured on this device by `spade tune` (spade::tune_spmm): the table, its file, the operand classes.
+// Choices measured on this device by `spade tune` (spade::tune_spmm): the table, its file, the
+// operand classes.
 #pragma once
 
 #include <algorithm>
@@ -34,8 +35,9 @@ struct tuned_entry {
 
   /// The fastest choice (nullptr when none was measured).
   const std::pair<std::string, double>* best() const {
-    const auto it = std::min_element(milliseconds.begin(), milliseconds.end(),
-                                     [](const auto& x, const auto& y) { return x.second < y.second; });
+    const auto it =
+        std::min_element(milliseconds.begin(), milliseconds.end(),
+                         [](const auto& x, const auto& y) { return x.second < y.second; });
     return it == milliseconds.end() ? nullptr : &*it;
   }
   /// Matrices `choice` was the fastest on.
@@ -81,7 +83,8 @@ struct tuned_entry {
       text << ", " << b->first << " fastest on " << wins_of(b->first);
     if (!matrices.empty()) {
       text << " (";
-      for (std::size_t k = 0; k < matrices.size(); ++k) text << (k ? ", " : "") << matrices[k];
+      for (std::size_t k = 0; k < matrices.size(); ++k)
+        text << (k ? ", " : "") << matrices[k];
       text << ")";
     }
     return text.str();
@@ -114,7 +117,8 @@ struct tuned_table {
 
   std::size_t size() const {
     std::size_t n = 0;
-    for (const auto& [name, entries] : tables) n += entries.size();
+    for (const auto& [name, entries] : tables)
+      n += entries.size();
     return n;
   }
 
@@ -137,13 +141,15 @@ struct tuned_table {
       }
     }
     for (const auto& [choice, ms] : milliseconds) {
-      if (!(ms > 0)) throw std::invalid_argument("tuned_table::add: time of " + choice + " is not positive");
+      if (!(ms > 0))
+        throw std::invalid_argument("tuned_table::add: time of " + choice + " is not positive");
       auto it = std::find_if(e.milliseconds.begin(), e.milliseconds.end(),
                              [&](const auto& p) { return p.first == choice; });
       if (it == e.milliseconds.end()) {
         e.milliseconds.emplace_back(choice, ms);
       } else {
-        it->second = std::exp((old_weight * std::log(it->second) + std::log(ms)) / (old_weight + 1));
+        it->second =
+            std::exp((old_weight * std::log(it->second) + std::log(ms)) / (old_weight + 1));
       }
     }
     ++e.count;
@@ -158,13 +164,15 @@ struct tuned_table {
     for (const auto& [table, entries] : tables)
       for (const auto& [operand_class, e] : entries) {
         out << table << ' ' << operand_class << ' ' << e.count;
-        for (const auto& [choice, ms] : e.milliseconds) out << ' ' << choice << '=' << number(ms);
+        for (const auto& [choice, ms] : e.milliseconds)
+          out << ' ' << choice << '=' << number(ms);
         out << " fastest=";
         for (std::size_t k = 0; k < e.fastest.size(); ++k)
           out << (k ? "," : "") << e.fastest[k].first << ':' << e.fastest[k].second;
         if (!e.matrices.empty()) {
           out << " from=";
-          for (std::size_t k = 0; k < e.matrices.size(); ++k) out << (k ? "," : "") << e.matrices[k];
+          for (std::size_t k = 0; k < e.matrices.size(); ++k)
+            out << (k ? "," : "") << e.matrices[k];
         }
         out << '\n';
       }
@@ -191,7 +199,8 @@ struct tuned_table {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (number_of_line == 1) {
         if (line != format_line)
-          return fail("expected '" + std::string(format_line) + "' (written by another version of "
+          return fail("expected '" + std::string(format_line) +
+                      "' (written by another version of "
                       "Spade? run `spade tune` again)");
         continue;
       }
@@ -205,11 +214,13 @@ struct tuned_table {
       }
       if (!(words >> operand_class >> count_text)) return fail("expected <table> <class> <count>");
       tuned_entry e;
-      if (!read_number(count_text, e.count) || e.count < 1) return fail("bad count '" + count_text + "'");
+      if (!read_number(count_text, e.count) || e.count < 1)
+        return fail("bad count '" + count_text + "'");
       std::string word;
       while (words >> word) {
         const auto eq = word.find('=');
-        if (eq == std::string::npos || eq == 0) return fail("expected <choice>=<ms>, not '" + word + "'");
+        if (eq == std::string::npos || eq == 0)
+          return fail("expected <choice>=<ms>, not '" + word + "'");
         const std::string key = word.substr(0, eq);
         const std::string value = word.substr(eq + 1);
         if (key == "fastest") {
@@ -235,10 +246,11 @@ struct tuned_table {
       }
       if (e.milliseconds.empty()) return fail("no times for " + table + " " + operand_class);
       for (const auto& [fingerprint, choice] : e.fastest)
-        if (e.time_of(choice) < 0) return fail(choice + " fastest on " + fingerprint + ", but it has no time");
+        if (e.time_of(choice) < 0)
+          return fail(choice + " fastest on " + fingerprint + ", but it has no time");
       if (static_cast<int>(e.fastest.size()) != e.count)
-        return fail(std::to_string(e.fastest.size()) + " fastest choices for " + std::to_string(e.count) +
-                    " matrices in " + table + " " + operand_class);
+        return fail(std::to_string(e.fastest.size()) + " fastest choices for " +
+                    std::to_string(e.count) + " matrices in " + table + " " + operand_class);
       if (!t.tables[table].emplace(operand_class, std::move(e)).second)
         return fail("a second entry for " + table + " " + operand_class);
     }
@@ -260,7 +272,8 @@ struct tuned_table {
   // Names go in a comma-separated, space-separated field.
   static std::string name_token(std::string name) {
     for (char& c : name)
-      if (c == ',' || c == ' ' || c == '\t' || c == '=' || static_cast<unsigned char>(c) < 0x20) c = '_';
+      if (c == ',' || c == ' ' || c == '\t' || c == '=' || static_cast<unsigned char>(c) < 0x20)
+        c = '_';
     return name.empty() ? std::string("unnamed") : name;
   }
 };
@@ -296,7 +309,9 @@ inline std::string gcoo_tune_class(int value_bytes, std::int64_t rows, double me
                                    std::int64_t longest_row, double tile_fill) {
   const double spread = mean_row > 0 ? static_cast<double>(longest_row) / mean_row : 0.0;
   const int spread_class = spread <= 4 ? 0 : spread <= 32 ? 1 : 2;
-  std::string key = value_bytes == 8 ? "f64" : value_bytes == 4 ? "f32" : "f" + std::to_string(8 * value_bytes);
+  std::string key = value_bytes == 8   ? "f64"
+                    : value_bytes == 4 ? "f32"
+                                       : "f" + std::to_string(8 * value_bytes);
   key += ".r" + std::to_string(tune_log2_bucket(static_cast<double>(rows)) / 2 * 2);
   key += ".m" + std::to_string(tune_log2_bucket(mean_row));
   key += ".s" + std::to_string(spread_class);
@@ -308,9 +323,9 @@ inline std::string gcoo_tune_class(int value_bytes, std::int64_t rows, double me
 /// A (values, column indices, row pointers), B and C, each once.
 inline bool spmm_fits_l2(int value_bytes, std::int64_t rows, std::int64_t cols, std::int64_t nnz,
                          std::int64_t columns, std::size_t l2_bytes) {
-  const double bytes = static_cast<double>(nnz) * (value_bytes + 4) +
-                       static_cast<double>(rows + 1) * 4 +
-                       static_cast<double>(rows + cols) * static_cast<double>(columns) * value_bytes;
+  const double bytes =
+      static_cast<double>(nnz) * (value_bytes + 4) + static_cast<double>(rows + 1) * 4 +
+      static_cast<double>(rows + cols) * static_cast<double>(columns) * value_bytes;
   return bytes <= static_cast<double>(l2_bytes);
 }
 
@@ -325,10 +340,12 @@ inline std::string spmm_tune_class(int value_bytes, double mean_row, std::int64_
                                    std::int64_t columns, double tile_fill, bool fits_l2) {
   const double spread = mean_row > 0 ? static_cast<double>(longest_row) / mean_row : 0.0;
   const int spread_class = spread <= 4 ? 0 : spread <= 32 ? 1 : 2;
-  const int width = std::clamp(static_cast<int>(std::lround(std::log2(static_cast<double>(
-                                   std::max<std::int64_t>(columns, 1))))),
+  const int width = std::clamp(static_cast<int>(std::lround(std::log2(
+                                   static_cast<double>(std::max<std::int64_t>(columns, 1))))),
                                4, 11);
-  std::string key = value_bytes == 8 ? "f64" : value_bytes == 4 ? "f32" : "f" + std::to_string(8 * value_bytes);
+  std::string key = value_bytes == 8   ? "f64"
+                    : value_bytes == 4 ? "f32"
+                                       : "f" + std::to_string(8 * value_bytes);
   key += ".m" + std::to_string(tune_log2_bucket(mean_row));
   key += ".s" + std::to_string(spread_class);
   key += ".n" + std::to_string(1 << width);
@@ -428,7 +445,8 @@ inline std::shared_ptr<const tuned_table> tuned_table_for(const device_propertie
 inline void forget_tuned_tables() {
   auto& cache = detail::tuned_table_cache();
   std::lock_guard guard(cache.lock);
-  for (auto& [path, table] : cache.by_path) cache.retired.push_back(std::move(table));
+  for (auto& [path, table] : cache.by_path)
+    cache.retired.push_back(std::move(table));
   cache.by_path.clear();
 }
 

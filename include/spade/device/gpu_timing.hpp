@@ -1,4 +1,5 @@
-// GPU time of host-issued work on a context's stream (lib/core/gpu_timing.cu), for spade::tune_spmm.
+// GPU time of host-issued work on a context's stream (lib/core/gpu_timing.cu), for
+// spade::tune_spmm.
 #pragma once
 
 #include <functional>

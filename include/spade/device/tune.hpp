@@ -1,10 +1,11 @@
-// Timing the sparse × dense kernels on this device for its tune file (spade::tune_spmm, `spade tune`).
+// Timing the sparse × dense kernels on this device for its tune file (spade::tune_spmm, `spade
+// tune`).
 #pragma once
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <utility>
@@ -40,7 +41,7 @@ struct tune_report {
   struct width {
     index_t columns = 0;
     std::string operand_class;
-    std::vector<std::pair<std::string, double>> milliseconds;  ///< kernel → median time
+    std::vector<std::pair<std::string, double>> milliseconds;       ///< kernel → median time
     std::vector<std::pair<std::string, double>> gcoo_milliseconds;  ///< "p4" → median time
     index_t gcoo_group_size = 0;  ///< the p gcoo_spmm's time in `milliseconds` is at
   };
@@ -78,7 +79,8 @@ dense<T, cpu, row_major> tune_operand(index_t rows, index_t cols, std::uint64_t 
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
   for (index_t i = 0; i < rows; ++i)
-    for (index_t j = 0; j < cols; ++j) b(i, j) = static_cast<T>(value(rng));
+    for (index_t j = 0; j < cols; ++j)
+      b(i, j) = static_cast<T>(value(rng));
   return b;
 }
 
@@ -89,9 +91,10 @@ dense<T, cpu, row_major> tune_operand(index_t rows, index_t cols, std::uint64_t 
 /// calls it, gcoo_spmm at each of o.group_sizes, tiled_spmm; each kernel alone after its
 /// conversion, GPU time) and adds the times to `table` under A's classes: "gcoo" (per p, the
 /// geometric mean over the widths) and "spmm" (per width: cusparse_spmm, tiled_spmm and
-/// gcoo_spmm at the p of best geometric mean, the one the planner will convert with). A kernel that runs out of
-/// memory is left out of the entry. `name` is recorded with the entries. An empty A, or one the
-/// row-wise kernels take (plan::rowwise_preferred), is skipped: no kernel choice is made there.
+/// gcoo_spmm at the p of best geometric mean, the one the planner will convert with). A kernel that
+/// runs out of memory is left out of the entry. `name` is recorded with the entries. An empty A, or
+/// one the row-wise kernels take (plan::rowwise_preferred), is skipped: no kernel choice is made
+/// there.
 template <scalar T>
 tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table& table,
                       const tune_options& o = {}) {
@@ -161,7 +164,8 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
   for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
     if (gcoo_times[k].size() != o.columns.size()) continue;  // a width ran out of memory
     double log_sum = 0;
-    for (const double ms : gcoo_times[k]) log_sum += std::log(ms);
+    for (const double ms : gcoo_times[k])
+      log_sum += std::log(ms);
     const double mean = std::exp(log_sum / static_cast<double>(gcoo_times[k].size()));
     per_group_size.emplace_back(group_size_choice(o.group_sizes[k]), mean);
     if (chosen == o.group_sizes.size() || mean < chosen_mean) {
@@ -169,14 +173,16 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
       chosen_mean = mean;
     }
   }
-  if (!per_group_size.empty()) table.add("gcoo", report.gcoo_class, per_group_size, name, fingerprint);
+  if (!per_group_size.empty())
+    table.add("gcoo", report.gcoo_class, per_group_size, name, fingerprint);
   for (std::size_t i = 0; i < report.widths.size(); ++i) {
     tune_report::width& w = report.widths[i];
     if (chosen < o.group_sizes.size()) {
       w.gcoo_group_size = o.group_sizes[chosen];
       w.milliseconds.emplace_back(kernels::gcoo_spmm::name, gcoo_times[chosen][i]);
     }
-    if (!w.milliseconds.empty()) table.add("spmm", w.operand_class, w.milliseconds, name, fingerprint);
+    if (!w.milliseconds.empty())
+      table.add("spmm", w.operand_class, w.milliseconds, name, fingerprint);
   }
   return report;
 }

@@ -120,9 +120,9 @@ index_t tuned_group_size(const A& a) {
     const row_profile& rows = row_profile_of(a);
     const double fill =
         static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
-    const tuned_entry* e =
-        table->find("gcoo", gcoo_tune_class(sizeof(typename A::value_type), a.rows(), rows.mean,
-                                            rows.longest, fill));
+    const tuned_entry* e = table->find(
+        "gcoo",
+        gcoo_tune_class(sizeof(typename A::value_type), a.rows(), rows.mean, rows.longest, fill));
     const std::string choice =
         e ? e->decision_for(tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest))
           : std::string();
@@ -470,10 +470,10 @@ plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
     const double fill =
         static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
     constexpr int value_bytes = sizeof(typename A::value_type);
-    choice.operand_class = spmm_tune_class(
-        value_bytes, rows.mean, rows.longest, columns, fill,
-        spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns,
-                     a.values().owner()->properties().l2_cache_bytes));
+    choice.operand_class =
+        spmm_tune_class(value_bytes, rows.mean, rows.longest, columns, fill,
+                        spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns,
+                                     a.values().owner()->properties().l2_cache_bytes));
     choice.entry = table->find("spmm", choice.operand_class);
     if (choice.entry)
       choice.kernel = choice.entry->decision_for(
