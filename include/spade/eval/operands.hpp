@@ -135,10 +135,10 @@ index_t tuned_group_size(const A& a) {
 }
 
 /// p of the gcoo the planner makes from operand `a` on its own device: a value set in
-/// tuning().gcoo_planner_group_size, else the one `spade tune` measured fastest on its class,
-/// else the resident-warp rule (a cpu or empty operand: tuning().gcoo_group_size). The gcoo is
-/// cached on `a` with the p of its first conversion: changing either later affects operands
-/// not converted yet.
+/// tuning().gcoo_planner_group_size, else the one its device's tune file decides
+/// (tuned_group_size), else the resident-warp rule (a cpu or empty operand:
+/// tuning().gcoo_group_size). The gcoo is cached on `a` with the p of its first conversion:
+/// changing any of these later affects operands not converted yet.
 template <class A>
 index_t planned_group_size(const A& a) {
   if constexpr (!is_gcoo_v<A>)
