@@ -300,6 +300,29 @@ inline int tune_log2_bucket(double x) {
   return x >= 1 ? static_cast<int>(std::floor(std::log2(x))) : 0;
 }
 
+namespace detail {
+
+// The parts both operand classes share.
+inline std::string tune_precision(int value_bytes) {
+  if (value_bytes == 8) return "f64";
+  if (value_bytes == 4) return "f32";
+  std::string name = "f";  // appended, not concatenated: GCC 12 warns falsely on "f" + string
+  name += std::to_string(8 * value_bytes);
+  return name;
+}
+// ".m<mean row bucket>.s<spread>": spread is longest / mean, ≤ 4 → 0, ≤ 32 → 1, more → 2.
+inline std::string tune_row_lengths(double mean_row, std::int64_t longest_row) {
+  const double spread = mean_row > 0 ? static_cast<double>(longest_row) / mean_row : 0.0;
+  const int spread_class = spread <= 4 ? 0 : spread <= 32 ? 1 : 2;
+  return ".m" + std::to_string(tune_log2_bucket(mean_row)) + ".s" + std::to_string(spread_class);
+}
+// ".t<tile fill bucket>", or ".t-" when the fill was not counted (0).
+inline std::string tune_tile_fill(double tile_fill) {
+  return tile_fill > 0 ? ".t" + std::to_string(tune_log2_bucket(tile_fill)) : std::string(".t-");
+}
+
+}  // namespace detail
+
 /// The class of a sparse operand for gcoo's rows per group: precision, rows (4× ranges),
 /// mean row length (2× ranges), row spread (longest / mean: ≤ 4, ≤ 32, more) and the mean fill of
 /// its 8×8 tiles (2× ranges; "t-" when not counted: fewer than tiled_spmm_min_nnz entries), e.g.
@@ -307,16 +330,9 @@ inline int tune_log2_bucket(double x) {
 /// that, in tiles of 64 to 127 entries (which tells 16×16 diagonal blocks from random rows of 16).
 inline std::string gcoo_tune_class(int value_bytes, std::int64_t rows, double mean_row,
                                    std::int64_t longest_row, double tile_fill) {
-  const double spread = mean_row > 0 ? static_cast<double>(longest_row) / mean_row : 0.0;
-  const int spread_class = spread <= 4 ? 0 : spread <= 32 ? 1 : 2;
-  std::string key = value_bytes == 8   ? "f64"
-                    : value_bytes == 4 ? "f32"
-                                       : "f" + std::to_string(8 * value_bytes);
-  key += ".r" + std::to_string(tune_log2_bucket(static_cast<double>(rows)) / 2 * 2);
-  key += ".m" + std::to_string(tune_log2_bucket(mean_row));
-  key += ".s" + std::to_string(spread_class);
-  key += tile_fill > 0 ? ".t" + std::to_string(tune_log2_bucket(tile_fill)) : std::string(".t-");
-  return key;
+  return detail::tune_precision(value_bytes) + ".r" +
+         std::to_string(tune_log2_bucket(static_cast<double>(rows)) / 2 * 2) +
+         detail::tune_row_lengths(mean_row, longest_row) + detail::tune_tile_fill(tile_fill);
 }
 
 /// Whether C = A·B with B of `columns` columns reads and writes less than the L2 cache holds:
@@ -338,20 +354,12 @@ inline bool spmm_fits_l2(int value_bytes, std::int64_t rows, std::int64_t cols, 
 /// (docs/planner.md has the measurement).
 inline std::string spmm_tune_class(int value_bytes, double mean_row, std::int64_t longest_row,
                                    std::int64_t columns, double tile_fill, bool fits_l2) {
-  const double spread = mean_row > 0 ? static_cast<double>(longest_row) / mean_row : 0.0;
-  const int spread_class = spread <= 4 ? 0 : spread <= 32 ? 1 : 2;
   const int width = std::clamp(static_cast<int>(std::lround(std::log2(
                                    static_cast<double>(std::max<std::int64_t>(columns, 1))))),
                                4, 11);
-  std::string key = value_bytes == 8   ? "f64"
-                    : value_bytes == 4 ? "f32"
-                                       : "f" + std::to_string(8 * value_bytes);
-  key += ".m" + std::to_string(tune_log2_bucket(mean_row));
-  key += ".s" + std::to_string(spread_class);
-  key += ".n" + std::to_string(1 << width);
-  key += tile_fill > 0 ? ".t" + std::to_string(tune_log2_bucket(tile_fill)) : std::string(".t-");
-  key += fits_l2 ? ".l2" : ".dram";
-  return key;
+  return detail::tune_precision(value_bytes) + detail::tune_row_lengths(mean_row, longest_row) +
+         ".n" + std::to_string(1 << width) + detail::tune_tile_fill(tile_fill) +
+         (fits_l2 ? ".l2" : ".dram");
 }
 
 /// The narrowest B a tuned kernel choice applies to (below it ellr_spmv and cuSPARSE SpMV-like
