@@ -473,7 +473,7 @@ TEST_CASE(
   index_t asked_columns = 0;
   s.facts.tuned_spmm = [&](index_t columns) {
     asked_columns = columns;
-    tuned_choice c{&table, table.find("spmm", "cls"), "cls"};
+    tuned_choice c{&table, table.find("spmm", "cls"), "cls", {}, false};
     if (c.entry) c.kernel = c.entry->decision_for(operand, &c.measured);
     return c;
   };
@@ -549,7 +549,7 @@ TEST_CASE(
   operand = "this";
 
   // A tune file without this class: the rules decide and explain says so.
-  s.facts.tuned_spmm = [&](index_t) { return tuned_choice{&table, nullptr, "other"}; };
+  s.facts.tuned_spmm = [&](index_t) { return tuned_choice{&table, nullptr, "other", {}, false}; };
   CHECK(contains(decide<kernels::gcoo_spmm>(s.facts).reason, "< gcoo_min_rows"));
   CHECK(contains(cusparse_why(),
                  "; no tuned entry for class other in tune-test.txt (the rules decided)"));
