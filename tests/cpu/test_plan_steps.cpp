@@ -376,6 +376,44 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   t.spmm_alg2_short_row_max_mean = 4;
   CHECK_FALSE(spmm_alg2_preferred(1600000, 32, 1600000, 7680000, true));
   t = restore.saved;
+  // Skewed rows (ego-Facebook's shape: 4039 rows, 176468 entries, longest 1045) keep ALG3 in
+  // float below the size cut-off; an even spread, double, an unknown longest row or a larger C
+  // leave the rules above.
+  CHECK(spmm_alg2_preferred(4039, 512, 4039, 176468, false));
+  CHECK_FALSE(spmm_alg2_preferred(4039, 512, 4039, 176468, false, 1045));
+  CHECK(spmm_alg2_preferred(4039, 512, 4039, 176468, false, 60));
+  CHECK(spmm_alg2_preferred(4039, 512, 4039, 176468, true, 1045));
+  CHECK(spmm_alg2_preferred(26475, 512, 26475, 106762, false, 2628));     // C of 1.4·10⁷
+  CHECK_FALSE(spmm_alg2_preferred(4039, 32, 4039, 176468, false, 1045));  // ALG3 anyway
+  t.spmm_alg3_skewed_min_spread = 30;
+  CHECK(spmm_alg2_preferred(4039, 512, 4039, 176468, false, 1045));
+  t = restore.saved;
+  t.spmm_alg3_skewed_max_elements = 2'000'000;
+  CHECK(spmm_alg2_preferred(4039, 512, 4039, 176468, false, 1045));
+  t = restore.saved;
+
+  // The planned product reads the longest row off A's cached row profile: 4000 rows of 40
+  // entries and one of 1000 (spread 24.8) keep ALG3 at N = 512; Aᵀ (rows unknown) and 4000
+  // even rows go by the shapes.
+  {
+    const auto rows_of = [](spade::index_t long_row) {
+      std::vector<spade::index_t> row_ptr{0}, col_idx;
+      for (spade::index_t r = 0; r < 4000; ++r) {
+        const spade::index_t length = r == long_row ? 1000 : 40;
+        for (spade::index_t k = 0; k < length; ++k)
+          col_idx.push_back(k);
+        row_ptr.push_back(static_cast<spade::index_t>(col_idx.size()));
+      }
+      std::vector<float> values(col_idx.size(), 1.0f);
+      return spade::csr<float, spade::cpu>(4000, 4000, std::move(row_ptr), std::move(col_idx),
+                                           std::move(values));
+    };
+    const auto a = rows_of(7), b = rows_of(-1);
+    CHECK_FALSE(spade::detail::planned_spmm_alg2(a, false, 4000, 512));
+    CHECK(spade::detail::planned_spmm_alg2(a, true, 4000, 512));
+    CHECK(spade::detail::planned_spmm_alg2(b, false, 4000, 512));
+    CHECK_FALSE(spade::detail::planned_spmm_alg2(a, false, 4000, 32));
+  }
 
   // ELLR-T lanes: the share of the resident threads, then the entries per lane.
   using spade::detail::ellr_threads_per_row;

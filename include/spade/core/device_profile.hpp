@@ -96,6 +96,8 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("spmm_alg2_short_row_max_mean", t.spmm_alg2_short_row_max_mean);
   visit("spmm_alg2_short_row_min_columns_fp64", t.spmm_alg2_short_row_min_columns_fp64);
   visit("spmm_alg2_short_row_min_elements_fp64", t.spmm_alg2_short_row_min_elements_fp64);
+  visit("spmm_alg3_skewed_min_spread", t.spmm_alg3_skewed_min_spread);
+  visit("spmm_alg3_skewed_max_elements", t.spmm_alg3_skewed_max_elements);
   visit("rowwise_max_extent", t.rowwise_max_extent);
   visit("rowwise_max_nnz", t.rowwise_max_nnz);
 }

@@ -144,6 +144,18 @@ struct thresholds {
   std::int64_t spmm_alg2_short_row_max_mean = 6;
   std::int64_t spmm_alg2_short_row_min_columns_fp64 = 16;
   std::int64_t spmm_alg2_short_row_min_elements_fp64 = 8'000'000;
+  /// Skewed rows in float keep ALG3 even where the rules above say ALG2: the longest row at
+  /// least spmm_alg3_skewed_min_spread times the mean, and C below
+  /// spmm_alg3_skewed_max_elements elements. Only read where the planner knows A's longest row
+  /// (a planned product, `spade tune`). At N = 512 on the real set, H100 and H200 alike
+  /// (docs/benchmarks/spmm-tuned-real-2026-11-27.csv and the same run's per-algorithm times):
+  /// ALG3 against ALG2 0.043 / 0.054 ms on ego-Facebook (longest row 24× the mean, C 2.1·10⁶
+  /// elements), 0.041 / 0.044 on wiki-Vote (72×, 4.2·10⁶), 0.041 / 0.044 on PGPgiantcompo
+  /// (45×, 5.5·10⁶); ALG2 won on every matrix under 6·10⁶ elements whose spread was 5× or less
+  /// (bayer03, cavity14, EX5, mhd3200a, s1rmq4m1, zenios, …) and on the skewed ones past it
+  /// (as-caida, 652× and 1.4·10⁷: ALG2 0.085 against 0.111). double at N = 512 was not measured.
+  std::int64_t spmm_alg3_skewed_min_spread = 20;
+  std::int64_t spmm_alg3_skewed_max_elements = 6'000'000;
   /// The cuSPARSE wrappers (device::spmv, spmm, transpose) hand a csr operand of at most
   /// rowwise_max_extent rows and columns and rowwise_max_nnz entries to Spade's row-wise
   /// kernels. cuSPARSE 12.6 returned a zero last row for some 32-row matrices, depending on the

@@ -36,13 +36,20 @@ struct runner<kernels::cublas_gemv> {
   }
 };
 
+/// cusparseSpMM's algorithm for a planned product (planned_spmm_alg2, eval/operands.hpp).
+template <class A, class Dest>
+device::spmm_algorithm planned_spmm_algorithm(const A& a, bool ta, const Dest& dest) {
+  return planned_spmm_alg2(a, ta, dest.rows(), dest.cols()) ? device::spmm_algorithm::csr_alg2
+                                                            : device::spmm_algorithm::csr_alg3;
+}
+
 template <>
 struct runner<kernels::cusparse_spmm> {
   template <class A, class B, class Dest, class T>
   static void product(T alpha, const A& a, bool ta, const B& b, bool, T beta, Dest& dest) {
     // SpMM has no op flag for the dense operand: run_steps passed a transposed one as a copy.
     ++product_uses_of(a).count;  // ellr_min_uses counts the products run on A as it is
-    device::spmm(alpha, a, op(ta), b, beta, dest);
+    device::spmm(alpha, a, op(ta), b, beta, dest, planned_spmm_algorithm(a, ta, dest));
   }
 };
 

@@ -139,8 +139,11 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
         // left out of the entry: the planner's rules still cover the class's other kernels
       }
     };
+    const auto algorithm = detail::planned_spmm_alg2(a, false, a.rows(), n)
+                               ? device::spmm_algorithm::csr_alg2
+                               : device::spmm_algorithm::csr_alg3;
     time(kernels::cusparse_spmm::name,
-         [&] { device::spmm(T(1), a, device::operation::none, b, T(0), c); });
+         [&] { device::spmm(T(1), a, device::operation::none, b, T(0), c, algorithm); });
     time(kernels::tiled_spmm::name, [&] { device::tiled_spmm(T(1), tiles, b, T(0), c); });
     for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
       const index_t p = o.group_sizes[k];

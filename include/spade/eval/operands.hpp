@@ -147,6 +147,22 @@ index_t planned_group_size(const A& a) {
   return planned_group_size_for(a, resident_threads_of(a));
 }
 
+/// Whether a planned cuSPARSE product C = op(A)·B (C of c_rows × c_cols) runs ALG2 rather than
+/// ALG3: plan::spmm_alg2_preferred with A's longest row from its cached row profile. The profile
+/// is read only where it can change the answer (a float ALG2 under the skewed-rows cut-off), and
+/// not for op(A) = Aᵀ, whose rows are A's columns.
+template <class A>
+bool planned_spmm_alg2(const A& a, bool transposed, std::int64_t c_rows, std::int64_t c_cols) {
+  constexpr bool double_precision = std::is_same_v<typename A::value_type, double>;
+  const bool alg2 = plan::spmm_alg2_preferred(c_rows, c_cols, a.rows(), a.nnz(), double_precision);
+  if constexpr (is_csr_v<A>)
+    if (alg2 && !transposed && !double_precision &&
+        c_rows * c_cols < tuning().spmm_alg3_skewed_max_elements)
+      return plan::spmm_alg2_preferred(c_rows, c_cols, a.rows(), a.nnz(), double_precision,
+                                       row_profile_of(a).longest);
+  return alg2;
+}
+
 /// The ellr layout the planner makes from `a` for a device of `resident` threads: the paper's
 /// while its padding is at most tuning().ellr_plain_max_padding, else SELL-C-σ, either with as
 /// many lanes as ELLR-T gives a row there (one without a device); an ellr keeps its own.

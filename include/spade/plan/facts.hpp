@@ -90,9 +90,12 @@ inline bool rowwise_preferred(index_t rows, index_t cols, std::int64_t nnz) noex
 }
 
 /// Whether cusparseSpMM runs ALG2 rather than ALG3 for C = op(A)·B of c_rows × c_cols with A
-/// of a_rows rows and a_nnz entries (spade::tuning().spmm_alg2_*, which give the measurements).
+/// of a_rows rows and a_nnz entries (spade::tuning().spmm_alg2_* and spmm_alg3_skewed_*, which
+/// give the measurements). `a_longest` is op(A)'s longest row where the caller knows it (the
+/// planner's row profile), -1 where not; skewed rows keep ALG3 only where it is known.
 inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::int64_t a_rows,
-                                std::int64_t a_nnz, bool double_precision) noexcept {
+                                std::int64_t a_nnz, bool double_precision,
+                                std::int64_t a_longest = -1) noexcept {
   const auto& t = tuning();
   const std::int64_t min_elements =
       double_precision ? t.spmm_alg2_min_elements_fp64 : t.spmm_alg2_min_elements;
@@ -104,7 +107,10 @@ inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::i
                                c_cols >= t.spmm_alg2_short_row_min_columns_fp64 &&
                                c_rows * c_cols >= t.spmm_alg2_short_row_min_elements_fp64 &&
                                a_nnz < t.spmm_alg2_short_row_max_mean * a_rows;
-  return large_c || wide_long_rows || short_rows_fp64;
+  const bool skewed_small_c = !double_precision && a_longest >= 0 &&
+                              a_longest * a_rows >= t.spmm_alg3_skewed_min_spread * a_nnz &&
+                              c_rows * c_cols < t.spmm_alg3_skewed_max_elements;
+  return (large_c || wide_long_rows || short_rows_fp64) && !skewed_small_c;
 }
 
 /// What `spade tune` measured for a sparse × dense product's class on the lhs's device
