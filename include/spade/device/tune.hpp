@@ -117,8 +117,7 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
   if (a.values().owner() != &ctx)
     throw invalid_matrix("spade::tune_spmm: A must live on the default context (its B and C do)");
   const plan::row_profile& rows = detail::row_profile_of(a);
-  const double fill =
-      static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? detail::tile_fill_of(a) : 0.0;
+  const double fill = detail::tune_tile_fill_of(a);
   report.gcoo_class = gcoo_tune_class(sizeof(T), a.rows(), rows.mean, rows.longest, fill);
   const std::string fingerprint = tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest);
   const tiled<T, gpu> tiles = convert<tiled>(a);

@@ -96,6 +96,14 @@ const row_profile& row_profile_of(const A& a) {
 template <class A>
 double tile_fill_of(const A& a);  // below, with the other facts of a sparse × dense product
 
+/// The tile fill a tune class names (core/tuned.hpp): the operand's, counted only where
+/// tiled_spmm could be planned (nnz at least tuning().tiled_spmm_min_nnz), else 0, so that
+/// classifying a small operand never launches the tile census.
+template <class A>
+double tune_tile_fill_of(const A& a) {
+  return static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
+}
+
 /// The tune table of the device holding gpu operand `a` (core/tuned.hpp), or null (a cpu or
 /// empty operand, no tune file, tuned choices off).
 template <class A>
@@ -118,8 +126,7 @@ index_t tuned_group_size(const A& a) {
     const auto table = tuned_table_of(a);
     if (!table) return 0;
     const row_profile& rows = row_profile_of(a);
-    const double fill =
-        static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
+    const double fill = tune_tile_fill_of(a);
     const tuned_entry* e = table->find(
         "gcoo",
         gcoo_tune_class(sizeof(typename A::value_type), a.rows(), rows.mean, rows.longest, fill));
@@ -483,8 +490,7 @@ plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
     if (!table) return choice;
     choice.table = table.get();  // kept alive by the process's table cache
     const row_profile& rows = row_profile_of(a);
-    const double fill =
-        static_cast<double>(a.nnz()) >= tuning().tiled_spmm_min_nnz ? tile_fill_of(a) : 0.0;
+    const double fill = tune_tile_fill_of(a);
     constexpr int value_bytes = sizeof(typename A::value_type);
     choice.operand_class =
         spmm_tune_class(value_bytes, rows.mean, rows.longest, columns, fill,
