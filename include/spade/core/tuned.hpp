@@ -71,8 +71,10 @@ struct tuned_entry {
     return -1.0;
   }
   /// "tiled_spmm 0.081 ms, cusparse_spmm 0.101 ms over 2 matrices (bcsstk17, s1rmq4m1)"
+  /// (times to 3 significant digits; the file keeps them whole).
   std::string describe() const {
     std::ostringstream text;
+    text.precision(3);
     auto sorted = milliseconds;
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const auto& x, const auto& y) { return x.second < y.second; });
