@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <spade/core/error.hpp>
+#include <spade/core/tuning.hpp>
 
 namespace spade::testing {
 
@@ -40,6 +43,36 @@ inline std::uint64_t fresh_seed() {
   splitmix64 mix{now ^ (calls.fetch_add(1) * 0xd1b54a32d192ed03ULL)};
   return mix.next();
 }
+
+/// A fresh directory named by $SPADE_CACHE_DIR (where the JIT cache and the tune files go) while
+/// the object lives, `prefix` plus the process and a fresh number; removed with what is in it.
+struct scratch_cache_dir {
+  std::filesystem::path dir;
+  explicit scratch_cache_dir(const std::string& prefix) {
+    dir = std::filesystem::temp_directory_path() /
+          (prefix + std::to_string(::getpid()) + "-" + std::to_string(fresh_seed() % 1000000007));
+    std::filesystem::create_directories(dir);
+    ::setenv("SPADE_CACHE_DIR", dir.c_str(), 1);
+  }
+  scratch_cache_dir(const scratch_cache_dir&) = delete;
+  scratch_cache_dir& operator=(const scratch_cache_dir&) = delete;
+  ~scratch_cache_dir() {
+    ::unsetenv("SPADE_CACHE_DIR");
+    std::error_code ec;
+    // A test may have left it read-only.
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+/// Restores spade::tuning() when the scope that changed it ends, however it ends.
+struct tuning_restorer {
+  spade::thresholds saved = spade::tuning();
+  tuning_restorer() = default;
+  tuning_restorer(const tuning_restorer&) = delete;
+  tuning_restorer& operator=(const tuning_restorer&) = delete;
+  ~tuning_restorer() { spade::tuning() = saved; }
+};
 
 /// tests/data in the source tree.
 inline std::filesystem::path data_dir() {

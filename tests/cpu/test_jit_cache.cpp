@@ -21,20 +21,8 @@ using spade::device::jit_origin;
 namespace {
 
 /// A fresh cache directory named by $SPADE_CACHE_DIR while the object lives.
-struct scratch_cache {
-  fs::path dir;
-  scratch_cache() {
-    dir = fs::temp_directory_path() / ("spade-jit-test-" + std::to_string(::getpid()) + "-" +
-                                       std::to_string(spade::testing::fresh_seed() % 1000000007));
-    fs::create_directories(dir);
-    ::setenv("SPADE_CACHE_DIR", dir.c_str(), 1);
-  }
-  ~scratch_cache() {
-    ::unsetenv("SPADE_CACHE_DIR");
-    std::error_code ec;
-    fs::permissions(dir, fs::perms::owner_all, ec);
-    fs::remove_all(dir, ec);
-  }
+struct scratch_cache : spade::testing::scratch_cache_dir {
+  scratch_cache() : scratch_cache_dir("spade-jit-test-") {}
 };
 
 /// The fused map source of a float expression of every kind of node, made with a distinct

@@ -336,11 +336,7 @@ TEST_CASE("csr_rowwise takes small operands before cuSPARSE, after the densify r
 
 namespace {
 
-/// Restores spade::tuning() when a case that changed it ends, also when a check throws.
-struct tuning_restorer {
-  spade::thresholds saved = spade::tuning();
-  ~tuning_restorer() { spade::tuning() = saved; }
-};
+using spade::testing::tuning_restorer;
 
 }  // namespace
 

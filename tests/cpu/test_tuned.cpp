@@ -13,29 +13,23 @@
 
 #include "test_support.hpp"
 
-namespace fs = std::filesystem;
 using spade::tuned_table;
 using spade::testing::contains;
 
 namespace {
 
-/// A fresh directory named by $SPADE_CACHE_DIR (and $SPADE_TUNE unset) while the object lives.
-struct scratch_cache {
-  fs::path dir;
-  scratch_cache() {
-    dir = fs::temp_directory_path() / ("spade-tune-test-" + std::to_string(::getpid()) + "-" +
-                                       std::to_string(spade::testing::fresh_seed() % 1000000007));
-    fs::create_directories(dir);
-    ::setenv("SPADE_CACHE_DIR", dir.c_str(), 1);
+/// A scratch $SPADE_CACHE_DIR with $SPADE_TUNE unset and no tune table remembered, while the
+/// object lives.
+struct scratch_cache : spade::testing::scratch_cache_dir {
+  scratch_cache() : scratch_cache_dir("spade-tune-test-") {
     ::unsetenv("SPADE_TUNE");
     spade::forget_tuned_tables();
   }
+  scratch_cache(const scratch_cache&) = delete;
+  scratch_cache& operator=(const scratch_cache&) = delete;
   ~scratch_cache() {
-    ::unsetenv("SPADE_CACHE_DIR");
     ::unsetenv("SPADE_TUNE");
     spade::forget_tuned_tables();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 };
 

@@ -45,11 +45,7 @@ using spade::testing::with_long_rows;
 
 namespace {
 
-// Restores spade::tuning() when a case ends, however it ends.
-struct tuning_restorer {
-  spade::thresholds saved = spade::tuning();
-  ~tuning_restorer() { spade::tuning() = saved; }
-};
+using spade::testing::tuning_restorer;
 
 // The lanes the planner gives `a` on this device: detail::ellr_threads_per_row (its values are
 // pinned by hand in tests/cpu/test_ellr.cpp).

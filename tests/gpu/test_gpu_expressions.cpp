@@ -213,14 +213,7 @@ R poisoned(index_t rows, index_t cols) {
   }
 }
 
-/// Restores spade::tuning() when the scope ends, whatever the scope changed.
-struct tuning_guard {
-  spade::thresholds saved = spade::tuning();
-  tuning_guard() = default;
-  tuning_guard(const tuning_guard&) = delete;
-  tuning_guard& operator=(const tuning_guard&) = delete;
-  ~tuning_guard() { spade::tuning() = saved; }
-};
+using spade::testing::tuning_restorer;
 
 // ---- inputs ----------------------------------------------------------------------------------
 
@@ -1299,7 +1292,7 @@ TEST_CASE_TEMPLATE("densify_density: explain names the kernel it selects; tuning
   // 64 x 48: small enough for the row-wise kernel, which runs where cuSPARSE would.
   REQUIRE(spade::plan::rowwise_preferred(thin.rows(), thin.cols(), thin.nnz()));
   {
-    tuning_guard restore;
+    tuning_restorer restore;
     CHECK(contains(spade::explain(thin * b), "chosen: csr_rowwise"));
     CHECK(contains(spade::explain(thick * b), "declined: csr_rowwise"));
     CHECK(contains(spade::explain(thick * b), "declined: cusparse_spmm"));
