@@ -246,19 +246,6 @@ int command_multi(const options& opt, run_options& ro) {
           "spmm" + std::to_string(width), [&] { dense<T, multi_gpu> y = da * db; }, single_spmm,
           one_spmm);
       if (where.size() > 1) {
-        // The same products with the exchange posted in the other order (before or after the
-        // local products, tuning().multi_exchange_first_remote_share), for its cut-off.
-        const bool first = detail::exchange_goes_first(plan);
-        const std::string other = first ? "_exchange_after" : "_exchange_first";
-        double& cut = tuning().multi_exchange_first_remote_share;
-        const double saved = cut;
-        cut = first ? 2.0 : -1.0;
-        record(
-            "spmv" + other, [&] { vector<T, multi_gpu> y = da * dx; }, single_spmv, one_spmv);
-        record(
-            "spmm" + std::to_string(width) + other, [&] { dense<T, multi_gpu> y = da * db; },
-            single_spmm, one_spmm);
-        cut = saved;
         if (opt.has("explain")) {
           std::printf("%s\n%s\n", spade::explain(da * dx).c_str(), spade::explain(da * db).c_str());
           std::printf("single GPU:\n%s\n%s\n", spade::explain(ga * gx).c_str(),

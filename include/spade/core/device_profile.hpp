@@ -100,7 +100,6 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("spmm_alg3_skewed_max_elements", t.spmm_alg3_skewed_max_elements);
   visit("rowwise_max_extent", t.rowwise_max_extent);
   visit("rowwise_max_nnz", t.rowwise_max_nnz);
-  visit("multi_exchange_first_remote_share", t.multi_exchange_first_remote_share);
 }
 
 namespace detail::profile_json {

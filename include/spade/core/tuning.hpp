@@ -165,12 +165,6 @@ struct thresholds {
   /// unchecked.
   int rowwise_max_extent = 256;
   std::int64_t rowwise_max_nnz = std::int64_t{1} << 16;
-  /// A multi_gpu SpMV / SpMM posts its halo exchange before the local products when more than
-  /// this share of A's entries (this process's parts together) read other parts' rows, and
-  /// after them otherwise (docs/multi-gpu.md). Posting costs host time that would delay the
-  /// local products, which is what a stencil (a few per cent remote) waits on; on a power-law
-  /// graph split by rows most entries are remote and the exchange is the critical path.
-  double multi_exchange_first_remote_share = 0.25;
 };
 
 inline constexpr thresholds default_thresholds{};

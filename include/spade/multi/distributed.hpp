@@ -21,7 +21,6 @@
 #include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
-#include "spade/core/tuning.hpp"
 #include "spade/eval/evaluate.hpp"
 #include "spade/eval/explain.hpp"
 #include "spade/expr/cwise.hpp"
@@ -785,15 +784,6 @@ void add_remote(const halo_plan<T>& plan, const cluster& where, std::size_t s, i
                    row_major_rows<Part>());
 }
 
-/// Whether a product over `plan` posts its halo exchange before the local products: more than
-/// tuning().multi_exchange_first_remote_share of the entries (this process's parts) are remote.
-template <scalar T>
-bool exchange_goes_first(const halo_plan<T>& plan) {
-  const auto entries = static_cast<double>(plan.local_entries + plan.remote_entries);
-  return entries > 0 && static_cast<double>(plan.remote_entries) >
-                            tuning().multi_exchange_first_remote_share * entries;
-}
-
 /// Y = A·X for a multi_gpu csr A and a multi_gpu vector or dense X: each part packs the rows
 /// of its block of X that others read, one NCCL group exchanges them while each part computes
 /// local_p · X_p, then each adds remote_p · halo_p. Y is split like A's rows.
@@ -815,18 +805,10 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
     exchange[s] =
         halo_transfers(plan, s, p, where.size(), width, sent[s].data(), received[s].data());
   });
-  // The packing and the exchange run on the (higher-priority) communication streams, ordered
-  // after the buffers' allocation and X's producers only. The local products are queued first,
-  // so each GPU starts at once, unless most entries read the halo: then the exchange is the
-  // critical path and is posted first (tuning().multi_exchange_first_remote_share).
+  // The local products go first, so each GPU starts at once; the packing and the exchange run
+  // beside them on the (higher-priority) communication streams, ordered after the buffers'
+  // allocation and X's producers only.
   order_communication(where);
-  const auto post = [&] {
-    for (std::size_t s = 0; s < slots; ++s)
-      pack_halo(plan, where, s, where.my_parts()[s], x, sent[s].data());
-    post_exchange(where, exchange, /*after_context_work=*/false);
-  };
-  const bool exchange_first = exchange_goes_first(plan);
-  if (exchange_first) post();
   std::vector<typename Y::part_type> result(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
     const index_t rows = a.partition().size(p);
@@ -839,7 +821,9 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
       result[s] = plan.local[s] * x.slot(s);
     }
   });
-  if (!exchange_first) post();
+  for (std::size_t s = 0; s < slots; ++s)
+    pack_halo(plan, where, s, where.my_parts()[s], x, sent[s].data());
+  post_exchange(where, exchange, /*after_context_work=*/false);
   join_exchange(where);
   for_each_part(where, false, [&](std::size_t s, int p) {
     if (plan.halo_size(s) == 0) return;
@@ -1352,9 +1336,7 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
       "stream): " +
       std::to_string(plan.halo_rows) + " rows of the rhs move in all";
   if constexpr (!is_csr_v<X>)
-    text += " (" + std::to_string(bytes) + " bytes), overlapped with step 2 and posted " +
-            (exchange_goes_first(plan) ? "before" : "after") +
-            " it (remote entries above or below tuning().multi_exchange_first_remote_share)";
+    text += " (" + std::to_string(bytes) + " bytes), overlapped with step 2";
   else
     text += " (each owner cuts them out as select * B_q, then row pointers, columns, values)";
   text += "\n";
