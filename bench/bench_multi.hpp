@@ -153,6 +153,21 @@ int command_multi(const options& opt, run_options& ro) {
   const index_t rmat_scale = static_cast<index_t>(opt.number("rmat", 22));
   const index_t width = static_cast<index_t>(opt.number("n", 8));
   const bool quick = opt.has("quick");
+  // --sets: which of the four parts run (a long run split over calls), all by default.
+  const std::string sets = opt.get("sets", "stencil,rmat,spgemm,weak");
+  std::vector<std::string> chosen;
+  for (std::size_t at = 0; at <= sets.size();) {
+    const std::size_t comma = std::min(sets.find(',', at), sets.size());
+    chosen.push_back(sets.substr(at, comma - at));
+    at = comma + 1;
+  }
+  for (const std::string& name : chosen)
+    if (name != "stencil" && name != "rmat" && name != "spgemm" && name != "weak")
+      throw std::invalid_argument("spade-bench multi: unknown set '" + name +
+                                  "' in --sets (stencil, rmat, spgemm, weak)");
+  const auto wanted = [&](const std::string& name) {
+    return std::find(chosen.begin(), chosen.end(), name) != chosen.end();
+  };
   int gpus = 0;
   {
     const cluster all = cluster::local();
@@ -186,13 +201,17 @@ int command_multi(const options& opt, run_options& ro) {
   };
   std::vector<named> set;
   const index_t g = quick ? std::min<index_t>(grid, 100) : grid;
-  set.push_back({"stencil27_" + std::to_string(g) + "^3", generate::stencil27<T>(g, g, g), false});
-  set.push_back({"rmat_" + std::to_string(quick ? std::min<index_t>(rmat_scale, 20) : rmat_scale),
-                 generate::rmat<T>(quick ? std::min<index_t>(rmat_scale, 20) : rmat_scale, 16, 1),
-                 false});
+  if (wanted("stencil"))
+    set.push_back(
+        {"stencil27_" + std::to_string(g) + "^3", generate::stencil27<T>(g, g, g), false});
+  if (wanted("rmat"))
+    set.push_back({"rmat_" + std::to_string(quick ? std::min<index_t>(rmat_scale, 20) : rmat_scale),
+                   generate::rmat<T>(quick ? std::min<index_t>(rmat_scale, 20) : rmat_scale, 16, 1),
+                   false});
   const index_t sg = quick ? std::min<index_t>(spgemm_grid, 60) : spgemm_grid;
-  set.push_back(
-      {"stencil27_" + std::to_string(sg) + "^3", generate::stencil27<T>(sg, sg, sg), true});
+  if (wanted("spgemm"))
+    set.push_back(
+        {"stencil27_" + std::to_string(sg) + "^3", generate::stencil27<T>(sg, sg, sg), true});
 
   std::vector<multi_row> rows;
   for (const named& m : set) {
@@ -258,9 +277,10 @@ int command_multi(const options& opt, run_options& ro) {
   }
 
   // Weak scaling: the stencil's grid grows along z with the GPU count, rows per GPU fixed.
-  std::printf("weak scaling (stencil27 %d x %d x %d·GPUs, SpMV):\n", g, g, g);
+  if (wanted("weak")) std::printf("weak scaling (stencil27 %d x %d x %d·GPUs, SpMV):\n", g, g, g);
   double weak_one = 0;
   for (const cluster& where : clusters) {
+    if (!wanted("weak")) break;
     const auto a = generate::stencil27<T>(g, g, g * where.size());
     const auto da = distribute(a, where);
     const auto dx = distribute(random_vector<T>(a.cols(), 7), da);
