@@ -144,6 +144,45 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
       what.c_str(), where.size(), local_ms, exchange_ms, remote_ms);
 }
 
+/// SpGEMM A·A split, every part at once: the product work alone (each part's rows of A times
+/// the whole of A, held on its own GPU: no exchange, no stacking) and the row selection alone
+/// (each part's rows of A that others read, cut out as select * A_p, their pointers read back).
+/// Against the whole distributed product, the rest is the count exchanges, the exchange, the
+/// stack's copies and the product's extra columns.
+template <class T>
+void time_split_spgemm(const cluster& where, const csr<T, multi_gpu>& a, const csr<T, cpu>& whole,
+                       int warmups, int reps) {
+  const std::size_t slots = a.local_parts();
+  const auto& plan = a.halo_for(a.partition());
+  const auto sync = [&] { detail::synchronize(where); };
+  std::vector<csr<T, gpu>> b(slots), c(slots), picked(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    context_scope scope(where.context_of(where.my_parts()[s]));
+    b[s] = to_gpu(whole);
+  }
+  const double product_ms = wall_median_ms(
+      [&] {
+        detail::for_each_part(where, true,
+                              [&](std::size_t s, int) { c[s] = csr<T, gpu>(a.slot(s) * b[s]); });
+      },
+      sync, warmups, reps);
+  const double select_ms = wall_median_ms(
+      [&] {
+        detail::for_each_part(where, true, [&](std::size_t s, int) {
+          if (plan.send_size(s) == 0) return;
+          const auto select =
+              to_gpu(detail::selection_matrix<T>(plan.send_rows_host[s], a.slot(s).rows()));
+          picked[s] = select * a.slot(s);
+          (void)picked[s].row_ptr().to_host();
+        });
+      },
+      sync, warmups, reps);
+  std::printf(
+      "  split spgemm %d GPUs: product alone (part's rows times all of A) %.3f ms, row "
+      "selection %.3f ms (alone, all parts at once)\n",
+      where.size(), product_ms, select_ms);
+}
+
 template <class T>
 int command_multi(const options& opt, run_options& ro) {
   const int warmups = std::max(2, static_cast<int>(opt.number("warmup", 3)));
@@ -255,6 +294,7 @@ int command_multi(const options& opt, run_options& ro) {
       if (m.spgemm) {
         record(
             "spgemm", [&] { csr<T, multi_gpu> c = da * da; }, single_spgemm, one_spgemm);
+        if (where.size() > 1) time_split_spgemm(where, da, m.a, warmups, reps);
         continue;
       }
       const auto dx = distribute(random_vector<T>(m.a.cols(), 7), da);
