@@ -146,7 +146,7 @@ void time_split(const cluster& where, const csr<T, multi_gpu>& a, const X& x,
 
 /// SpGEMM A·A split, every part at once: the product work alone (each part's rows of A times
 /// the whole of A, held on its own GPU: no exchange, no stacking) and the row selection alone
-/// (each part's rows of A that others read, cut out as select * A_p, their pointers read back).
+/// (each part's rows of A that others read, gathered from A_p, their pointers read back).
 /// Against the whole distributed product, the rest is the count exchanges, the exchange, the
 /// stack's copies and the product's extra columns.
 template <class T>
@@ -168,11 +168,9 @@ void time_split_spgemm(const cluster& where, const csr<T, multi_gpu>& a, const c
       sync, warmups, reps);
   const double select_ms = wall_median_ms(
       [&] {
-        detail::for_each_part(where, true, [&](std::size_t s, int) {
+        detail::for_each_part(where, true, [&](std::size_t s, int p) {
           if (plan.send_size(s) == 0) return;
-          const auto select =
-              to_gpu(detail::selection_matrix<T>(plan.send_rows_host[s], a.slot(s).rows()));
-          picked[s] = select * a.slot(s);
+          picked[s] = detail::gather_csr_rows(where.context_of(p), a.slot(s), plan.send_rows[s]);
           (void)picked[s].row_ptr().to_host();
         });
       },

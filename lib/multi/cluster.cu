@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include <cub/device/device_scan.cuh>
+
+#include "detail/cub_temp.cuh"
 #include "detail/cuda_check.hpp"
 #include "spade/core/error.hpp"
 #include "spade/multi/cluster.hpp"
@@ -553,6 +556,39 @@ __global__ void add_to_indices_kernel(index_t* p, std::int64_t count, std::int64
     p[t] = static_cast<index_t>(p[t] + delta);
 }
 
+// out_ptr[i + 1] = the length of row idx[i]; out_ptr[0] = 0 (a scan then makes them pointers).
+__global__ void gather_row_lengths_kernel(const index_t* __restrict__ ptr,
+                                          const index_t* __restrict__ idx, index_t count,
+                                          index_t* __restrict__ out_ptr) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < count;
+       t += std::int64_t{gridDim.x} * blockDim.x) {
+    const index_t row = idx[t];
+    out_ptr[t + 1] = ptr[row + 1] - ptr[row];
+    if (t == 0) out_ptr[0] = 0;
+  }
+}
+
+// A warp per gathered row: its entries copied to out_ptr[i], lanes side by side.
+template <class T>
+__global__ void gather_row_entries_kernel(const index_t* __restrict__ ptr,
+                                          const index_t* __restrict__ col,
+                                          const T* __restrict__ val,
+                                          const index_t* __restrict__ idx, index_t count,
+                                          const index_t* __restrict__ out_ptr,
+                                          index_t* __restrict__ out_col, T* __restrict__ out_val) {
+  const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t i = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / 32; i < count;
+       i += warps) {
+    const index_t row = idx[i];
+    const std::int64_t from = ptr[row], length = ptr[row + 1] - from, to = out_ptr[i];
+    for (std::int64_t k = lane; k < length; k += 32) {
+      out_col[to + k] = col[from + k];
+      out_val[to + k] = val[from + k];
+    }
+  }
+}
+
 unsigned blocks_for(std::int64_t n, const context& ctx) {
   const std::int64_t wanted = (n + 255) / 256;
   const std::int64_t most = std::int64_t{ctx.properties().sm_count} * 8;
@@ -596,6 +632,39 @@ void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t de
   SPADE_CHECK_LAUNCH("rebasing received row pointers");
 }
 
+std::int64_t gather_row_pointers(context& ctx, const index_t* ptr, const index_t* idx,
+                                 index_t count, index_t* out_ptr) {
+  if (count == 0) return 0;
+  const device_guard on(ctx.properties().ordinal);
+  const auto stream = static_cast<cudaStream_t>(ctx.stream());
+  gather_row_lengths_kernel<<<blocks_for(count, ctx), 256, 0, stream>>>(ptr, idx, count, out_ptr);
+  SPADE_CHECK_LAUNCH("measuring the rows a part sends (SpGEMM)");
+  cub_run(
+      ctx, "summing the sent rows' lengths (cub::DeviceScan)", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceScan::InclusiveSum(temp, bytes, out_ptr + 1, out_ptr + 1, count, stream);
+      });
+  index_t total = 0;
+  ctx.copy_to_host(&total, out_ptr + count, sizeof(index_t));
+  return total;
+}
+
+template <scalar T>
+void gather_row_entries(context& ctx, const index_t* ptr, const index_t* col, const T* val,
+                        const index_t* idx, index_t count, const index_t* out_ptr, index_t* out_col,
+                        T* out_val) {
+  if (count == 0) return;
+  const device_guard on(ctx.properties().ordinal);
+  gather_row_entries_kernel<T><<<blocks_for(std::int64_t{count} * 32, ctx), 256, 0,
+                                 static_cast<cudaStream_t>(ctx.stream())>>>(
+      ptr, col, val, idx, count, out_ptr, out_col, out_val);
+  SPADE_CHECK_LAUNCH("gathering the rows a part sends (SpGEMM)");
+}
+
+template void gather_row_entries<float>(context&, const index_t*, const index_t*, const float*,
+                                        const index_t*, index_t, const index_t*, index_t*, float*);
+template void gather_row_entries<double>(context&, const index_t*, const index_t*, const double*,
+                                         const index_t*, index_t, const index_t*, index_t*,
+                                         double*);
 template void pack_rows<float>(const cluster&, int, const float*, index_t, index_t, bool,
                                const index_t*, index_t, float*);
 template void scatter_add_rows<float>(context&, const float*, index_t, index_t, const index_t*,

@@ -95,6 +95,19 @@ template void scatter_add_rows<double>(context&, const double*, index_t, index_t
 void add_to_indices(context&, index_t*, std::size_t, std::int64_t) {
   no_cuda();
 }
+std::int64_t gather_row_pointers(context&, const index_t*, const index_t*, index_t, index_t*) {
+  no_cuda();
+}
+template <scalar T>
+void gather_row_entries(context&, const index_t*, const index_t*, const T*, const index_t*, index_t,
+                        const index_t*, index_t*, T*) {
+  no_cuda();
+}
+template void gather_row_entries<float>(context&, const index_t*, const index_t*, const float*,
+                                        const index_t*, index_t, const index_t*, index_t*, float*);
+template void gather_row_entries<double>(context&, const index_t*, const index_t*, const double*,
+                                         const index_t*, index_t, const index_t*, index_t*,
+                                         double*);
 template void pack_rows<float>(const cluster&, int, const float*, index_t, index_t, bool,
                                const index_t*, index_t, float*);
 template void pack_rows<double>(const cluster&, int, const double*, index_t, index_t, bool,

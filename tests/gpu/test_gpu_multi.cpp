@@ -430,7 +430,7 @@ TEST_CASE("explain shows the partition and each communication step") {
   const std::string axpy = spade::explain(2.0 * dx + dx);
   CHECK(contains(axpy, "no communication"));
   const std::string spgemm = spade::explain(da * da);
-  CHECK(contains(spgemm, "select * B_q"));
+  CHECK(contains(spgemm, "each owner gathers them from B_q"));
 }
 
 TEST_CASE("multi_gpu errors: other clusters, other splits, shapes") {

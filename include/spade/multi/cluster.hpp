@@ -146,6 +146,17 @@ void scatter_add_rows(context& ctx, const T* src, index_t count, index_t width, 
                       T* dst, index_t dst_rows, bool row_major);
 /// p[i] += delta for i < count, on ctx's stream (rebasing received row pointers).
 void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta);
+/// Rows idx[0..count) of a csr with row pointers `ptr` (a part's rows that SpGEMM sends):
+/// out_ptr (count + 1 entries) gets their row pointers as one csr, from 0, on ctx's stream; the
+/// entries they hold are read back and returned (synchronises ctx's stream).
+std::int64_t gather_row_pointers(context& ctx, const index_t* ptr, const index_t* idx,
+                                 index_t count, index_t* out_ptr);
+/// The columns and values of those rows (col, val of the same csr) at out_ptr's offsets, in
+/// their order, on ctx's stream.
+template <scalar T>
+void gather_row_entries(context& ctx, const index_t* ptr, const index_t* col, const T* val,
+                        const index_t* idx, index_t count, const index_t* out_ptr, index_t* out_col,
+                        T* out_val);
 
 }  // namespace detail
 

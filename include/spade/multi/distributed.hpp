@@ -304,7 +304,6 @@ struct halo_plan {
   std::vector<std::vector<index_t>> send_first;        // [slot] parts + 1: rows sent to q
   std::vector<std::vector<index_t>> send_rows_host;    // [slot] own positions sent, by receiver
   std::vector<device_buffer<index_t>> send_rows;       // [slot] the same, on the part's GPU
-  std::vector<csr<T, gpu>> select;                     // [slot] one 1 per sent row (SpGEMM)
   std::int64_t halo_rows = 0;                          // received rows, all parts
   std::int64_t local_entries = 0, remote_entries = 0;
 
@@ -389,7 +388,6 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
   plan->send_rows.resize(slots);
   plan->send_first.resize(slots);
   plan->send_rows_host.resize(slots);
-  plan->select.resize(slots);
   std::vector<device_buffer<index_t>> requests(slots);
   std::vector<part_exchange> lists(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
@@ -447,15 +445,21 @@ std::shared_ptr<const halo_plan<T>> make_halo_plan(const csr<T, multi_gpu>& a,
   return plan;
 }
 
-/// The selection matrix of slot s's sent rows: row i holds a 1 at column send_rows[i], so that
-/// select · B_p is the csr of the rows of B_p other parts need (exact: products with 1).
+/// Rows `rows` (indices into b, on b's GPU) of gpu csr `b` as one csr, in that order, on
+/// context `ctx` (b's): the rows of B_p that other parts' SpGEMM reads. One synchronisation
+/// (the entries' count).
 template <scalar T>
-csr<T, cpu> selection_matrix(const std::vector<index_t>& rows, index_t cols) {
-  std::vector<index_t> ptr(rows.size() + 1);
-  for (std::size_t i = 0; i <= rows.size(); ++i)
-    ptr[i] = static_cast<index_t>(i);
-  return csr<T, cpu>(unchecked, static_cast<index_t>(rows.size()), cols, std::move(ptr),
-                     std::vector<index_t>(rows), std::vector<T>(rows.size(), T(1)));
+csr<T, gpu> gather_csr_rows(context& ctx, const csr<T, gpu>& b,
+                            const device_buffer<index_t>& rows) {
+  const auto count = static_cast<index_t>(rows.size());
+  device_buffer<index_t> ptr(static_cast<std::size_t>(count) + 1, ctx);
+  const std::int64_t entries =
+      gather_row_pointers(ctx, b.row_ptr().data(), rows.data(), count, ptr.data());
+  device_buffer<index_t> col(static_cast<std::size_t>(entries), ctx);
+  device_buffer<T> val(static_cast<std::size_t>(entries), ctx);
+  gather_row_entries(ctx, b.row_ptr().data(), b.col_idx().data(), b.values().data(), rows.data(),
+                     count, ptr.data(), col.data(), val.data());
+  return csr<T, gpu>(unchecked, count, b.cols(), std::move(ptr), std::move(col), std::move(val));
 }
 
 /// One number per part of the whole cluster from one per part of this process (the entries of
@@ -839,8 +843,8 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
 }
 
 /// C = A·B for multi_gpu csr A and B (B's rows split like A's columns are read): each part
-/// receives the rows of B its entries name from their owners (each owner cuts them out of its
-/// block as select · B_q, exact), stacked under its own block of B, and multiplies its rows of
+/// receives the rows of B its entries name from their owners (each owner gathers them from its
+/// block, gather_csr_rows), stacked under its own block of B, and multiplies its rows of
 /// A, renumbered onto that stack (halo_plan::extended), by it: one single-GPU SpGEMM per part.
 template <scalar T>
 void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
@@ -878,10 +882,9 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
   std::vector<csr<T, gpu>> picked(slots);
   std::vector<std::vector<std::int64_t>> send_nnz(slots, std::vector<std::int64_t>(parts, 0));
   std::vector<std::vector<std::int64_t>> send_base(slots, std::vector<std::int64_t>(parts, 0));
-  for_each_part(where, true, [&](std::size_t s, int) {
+  for_each_part(where, true, [&](std::size_t s, int part) {
     if (plan.send_size(s) == 0) return;
-    const auto select = to_gpu(selection_matrix<T>(plan.send_rows_host[s], b.slot(s).rows()));
-    picked[s] = select * b.slot(s);
+    picked[s] = gather_csr_rows(where.context_of(part), b.slot(s), plan.send_rows[s]);
     const std::vector<index_t> ptr = picked[s].row_ptr().to_host();
     for (std::size_t q = 0; q < parts; ++q) {
       const auto first = static_cast<std::size_t>(plan.send_first[s][q]);
@@ -1338,7 +1341,7 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
   if constexpr (!is_csr_v<X>)
     text += " (" + std::to_string(bytes) + " bytes), overlapped with step 2";
   else
-    text += " (each owner cuts them out as select * B_q, then row pointers, columns, values)";
+    text += " (each owner gathers them from B_q, then row pointers, columns, values)";
   text += "\n";
   for (std::size_t s = 0; s < a.local_parts(); ++s) {
     const int p = where.my_parts()[s];
