@@ -491,21 +491,27 @@ std::vector<std::vector<std::int64_t>> exchange_counts(
   if (to.size() != s.mine.size())
     throw error("spade::cluster: counts for " + std::to_string(to.size()) + " parts, " +
                 std::to_string(s.mine.size()) + " driven here");
-  std::vector<std::vector<std::int64_t>> from(to.size(), std::vector<std::int64_t>(parts, 0));
+  // k numbers per peer, the same k from every part.
+  const std::size_t k = to.empty() ? 1 : to.front().size() / std::max<std::size_t>(parts, 1);
+  const std::size_t width = parts * k;
+  std::vector<std::vector<std::int64_t>> from(to.size(), std::vector<std::int64_t>(width, 0));
   std::vector<std::int64_t*> out(to.size()), in(to.size());
   std::vector<part_exchange> exchange(to.size());
+  const std::size_t bytes = width * sizeof(std::int64_t);
   for (std::size_t i = 0; i < to.size(); ++i) {
-    if (to[i].size() != parts) throw error("spade::cluster: a count per part expected");
+    if (k == 0 || to[i].size() != width)
+      throw error("spade::cluster: the same number of counts per part expected from every part");
     const int part = s.mine[i];
     context& ctx = s.driven(part);
-    out[i] = static_cast<std::int64_t*>(ctx.allocate(parts * sizeof(std::int64_t), "counts"));
-    in[i] = static_cast<std::int64_t*>(ctx.allocate(parts * sizeof(std::int64_t), "counts"));
-    ctx.copy_to_device(out[i], to[i].data(), parts * sizeof(std::int64_t));
+    out[i] = static_cast<std::int64_t*>(ctx.allocate(bytes, "counts"));
+    in[i] = static_cast<std::int64_t*>(ctx.allocate(bytes, "counts"));
+    ctx.copy_to_device(out[i], to[i].data(), bytes);
     exchange[i].part = part;
     for (std::size_t q = 0; q < parts; ++q) {
       if (static_cast<int>(q) == part) continue;
-      exchange[i].sends.push_back({static_cast<int>(q), out[i] + q, sizeof(std::int64_t)});
-      exchange[i].receives.push_back({static_cast<int>(q), in[i] + q, sizeof(std::int64_t)});
+      exchange[i].sends.push_back({static_cast<int>(q), out[i] + q * k, k * sizeof(std::int64_t)});
+      exchange[i].receives.push_back(
+          {static_cast<int>(q), in[i] + q * k, k * sizeof(std::int64_t)});
     }
   }
   post_exchange(where, exchange);
@@ -514,10 +520,12 @@ std::vector<std::vector<std::int64_t>> exchange_counts(
   for (std::size_t i = 0; i < to.size(); ++i) {
     const int part = s.mine[i];
     context& ctx = s.driven(part);
-    ctx.copy_to_host(from[i].data(), in[i], parts * sizeof(std::int64_t));
-    from[i][static_cast<std::size_t>(part)] = to[i][static_cast<std::size_t>(part)];
-    ctx.deallocate(out[i], parts * sizeof(std::int64_t));
-    ctx.deallocate(in[i], parts * sizeof(std::int64_t));
+    ctx.copy_to_host(from[i].data(), in[i], bytes);
+    for (std::size_t j = 0; j < k; ++j)
+      from[i][static_cast<std::size_t>(part) * k + j] =
+          to[i][static_cast<std::size_t>(part) * k + j];
+    ctx.deallocate(out[i], bytes);
+    ctx.deallocate(in[i], bytes);
   }
   return from;
 }

@@ -128,7 +128,8 @@ cluster join_cluster(int rank, int ranks, const nccl_id& id, int device);
 
 /// Small per-peer numbers exchanged between every pair of parts: to[slot][q] goes from this
 /// process's slot-th part to part q; the result's [slot][q] is what part q sent to it (a part's
-/// own entry is copied). Synchronous.
+/// own entry is copied). With k numbers per peer (every to[slot] of k · parts numbers), peer q's
+/// are [q·k, q·k + k), in one exchange. Synchronous.
 std::vector<std::vector<std::int64_t>> exchange_counts(
     const cluster& where, const std::vector<std::vector<std::int64_t>>& to);
 

@@ -880,23 +880,43 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
   const auto parts = static_cast<std::size_t>(where.size());
   // What each part sends: the rows of its block of B that others name, as one csr.
   std::vector<csr<T, gpu>> picked(slots);
-  std::vector<std::vector<std::int64_t>> send_nnz(slots, std::vector<std::int64_t>(parts, 0));
-  std::vector<std::vector<std::int64_t>> send_base(slots, std::vector<std::int64_t>(parts, 0));
+  // [slot][2q]: the entries sent to part q, [slot][2q + 1]: where their row pointers start.
+  std::vector<std::vector<std::int64_t>> sent(slots, std::vector<std::int64_t>(2 * parts, 0));
   for_each_part(where, true, [&](std::size_t s, int part) {
     if (plan.send_size(s) == 0) return;
     picked[s] = gather_csr_rows(where.context_of(part), b.slot(s), plan.send_rows[s]);
-    const std::vector<index_t> ptr = picked[s].row_ptr().to_host();
+    // Rows for one peer start at 0 and end at the whole (known): read the pointers back only
+    // where several peers share them.
+    const index_t count = plan.send_size(s);
+    bool one_peer = true;
+    for (std::size_t q = 0; q <= parts; ++q)
+      one_peer = one_peer && (plan.send_first[s][q] == 0 || plan.send_first[s][q] == count);
+    const std::vector<index_t> ptr =
+        one_peer ? std::vector<index_t>() : picked[s].row_ptr().to_host();
+    const auto pointer = [&](index_t row) -> std::int64_t {
+      if (one_peer) return row == 0 ? 0 : picked[s].nnz();
+      return ptr[static_cast<std::size_t>(row)];
+    };
     for (std::size_t q = 0; q < parts; ++q) {
-      const auto first = static_cast<std::size_t>(plan.send_first[s][q]);
-      const auto end = static_cast<std::size_t>(plan.send_first[s][q + 1]);
-      send_base[s][q] = ptr[first];
-      send_nnz[s][q] = ptr[end] - ptr[first];
+      const std::int64_t first = pointer(plan.send_first[s][q]);
+      sent[s][2 * q] = pointer(plan.send_first[s][q + 1]) - first;
+      sent[s][2 * q + 1] = first;
     }
   });
   // Each receiver learns how many entries come from each sender and where the sender's row
-  // pointers start, and lays out its stack: its own block of B, then the rows from part 0, 1, ...
-  const auto recv_nnz = exchange_counts(where, send_nnz);
-  const auto recv_base = exchange_counts(where, send_base);
+  // pointers start (one exchange), and lays out its stack: its own block of B, then the rows
+  // from part 0, 1, ...
+  const auto received = exchange_counts(where, sent);
+  std::vector<std::vector<std::int64_t>> recv_nnz(slots, std::vector<std::int64_t>(parts, 0));
+  std::vector<std::vector<std::int64_t>> recv_base = recv_nnz, send_nnz = recv_nnz,
+                                         send_base = recv_nnz;
+  for (std::size_t s = 0; s < slots; ++s)
+    for (std::size_t q = 0; q < parts; ++q) {
+      recv_nnz[s][q] = received[s][2 * q];
+      recv_base[s][q] = received[s][2 * q + 1];
+      send_nnz[s][q] = sent[s][2 * q];
+      send_base[s][q] = sent[s][2 * q + 1];
+    }
   std::vector<device_buffer<index_t>> stack_ptr(slots), stack_col(slots);
   std::vector<device_buffer<T>> stack_val(slots);
   std::vector<std::vector<std::int64_t>> stack_base(slots);  // [slot][q] first entry from q
