@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <spade/core/error.hpp>
+#include <spade/core/tuned.hpp>
 #include <spade/core/tuning.hpp>
 
 namespace spade::testing {
@@ -62,6 +63,19 @@ struct scratch_cache_dir {
     // A test may have left it read-only.
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
     std::filesystem::remove_all(dir, ec);
+  }
+};
+
+/// A scratch $SPADE_CACHE_DIR with $SPADE_TUNE unset and no tune table remembered, while the
+/// object lives (the tune files' tests).
+struct scratch_tune_cache : scratch_cache_dir {
+  explicit scratch_tune_cache(const std::string& prefix) : scratch_cache_dir(prefix) {
+    ::unsetenv("SPADE_TUNE");
+    spade::forget_tuned_tables();
+  }
+  ~scratch_tune_cache() {
+    ::unsetenv("SPADE_TUNE");
+    spade::forget_tuned_tables();
   }
 };
 

@@ -217,44 +217,33 @@ TEST_CASE("spade device exits 0 with a device or 2 with the reason") {
 
 TEST_CASE("spade tune: bad options exit 1 naming them; --show and --forget need a GPU") {
   // Option errors come before the device is looked at, so they read the same everywhere.
-  outcome run = run_tool("tune --columns 8", "2>&1 >/dev/null");
-  CHECK(run.exit_code == 1);
-  CHECK(run.text.find("spade tune: --columns: 8 is below 16") != std::string::npos);
-  run = run_tool("tune --columns 32,x", "2>&1 >/dev/null");
-  CHECK(run.exit_code == 1);
-  CHECK(run.text.find("--columns takes a whole number from 1 to 65536, not 'x'") !=
-        std::string::npos);
-  run = run_tool("tune --samples 0", "2>&1 >/dev/null");
-  CHECK(run.exit_code == 1);
-  CHECK(run.text.find("--samples takes a whole number") != std::string::npos);
-  run = run_tool("tune --show --forget", "2>&1 >/dev/null");
-  CHECK(run.exit_code == 1);
-  CHECK(run.text.find("--show and --forget: give one") != std::string::npos);
-  run = run_tool("tune --show a.mtx", "2>&1 >/dev/null");
-  CHECK(run.exit_code == 1);
-  CHECK(run.text.find("--show takes no files or --add") != std::string::npos);
-  run = run_tool("tune --fast", "2>&1 >/dev/null");
-  CHECK(run.exit_code == 1);
-  CHECK(run.text.find("unknown option '--fast'") != std::string::npos);
+  const std::pair<const char*, const char*> refused[] = {
+      {"tune --columns 8", "spade tune: --columns: 8 is below 16"},
+      {"tune --columns 32,x", "--columns takes a whole number from 1 to 65536, not 'x'"},
+      {"tune --samples 0", "--samples takes a whole number"},
+      {"tune --show --forget", "--show and --forget: give one"},
+      {"tune --show a.mtx", "--show takes no files or --add"},
+      {"tune --fast", "unknown option '--fast'"},
+  };
+  outcome run;
+  for (const auto& [args, message] : refused) {
+    CAPTURE(args);
+    run = run_tool(args, "2>&1 >/dev/null");
+    CHECK(run.exit_code == 1);
+    CHECK(run.text.find(message) != std::string::npos);
+  }
 
   // --show in an empty cache directory: no file with a GPU, the reason without one.
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("spade-tool-tune-" + std::to_string(spade::testing::fresh_seed()));
-  std::filesystem::create_directories(dir);
-  ::setenv("SPADE_CACHE_DIR", dir.c_str(), 1);
+  const spade::testing::scratch_cache_dir cache("spade-tool-tune-");
   run = run_tool("tune --show");
-  ::unsetenv("SPADE_CACHE_DIR");
   CAPTURE(run.text);
   if (spade::device_available()) {
     CHECK(run.exit_code == 0);
-    CHECK(run.text.find("no tune file at " + dir.string() + "/tune-") != std::string::npos);
+    CHECK(run.text.find("no tune file at " + cache.dir.string() + "/tune-") != std::string::npos);
   } else {
     CHECK(run.exit_code == 2);
     CHECK(run.text.starts_with("no GPU: "));
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 // `spade multiply` runs on the GPU when there is one, else on the CPU: the checks below hold

@@ -18,19 +18,9 @@ using spade::testing::contains;
 
 namespace {
 
-/// A scratch $SPADE_CACHE_DIR with $SPADE_TUNE unset and no tune table remembered, while the
-/// object lives.
-struct scratch_cache : spade::testing::scratch_cache_dir {
-  scratch_cache() : scratch_cache_dir("spade-tune-test-") {
-    ::unsetenv("SPADE_TUNE");
-    spade::forget_tuned_tables();
-  }
-  scratch_cache(const scratch_cache&) = delete;
-  scratch_cache& operator=(const scratch_cache&) = delete;
-  ~scratch_cache() {
-    ::unsetenv("SPADE_TUNE");
-    spade::forget_tuned_tables();
-  }
+/// A scratch cache directory for these tests (test_support.hpp).
+struct scratch_cache : spade::testing::scratch_tune_cache {
+  scratch_cache() : scratch_tune_cache("spade-tune-test-") {}
 };
 
 spade::device_properties test_device() {

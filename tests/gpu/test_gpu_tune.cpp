@@ -3,11 +3,9 @@
 // SPADE_TUNE=off leaves the rules in charge, and every planned product matches Eigen.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -19,7 +17,6 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using spade::cpu;
 using spade::gpu;
 using spade::index_t;
@@ -31,24 +28,9 @@ using spade::testing::pool_guard;
 using spade::testing::random_dense;
 using spade::testing::splitmix64;
 
-/// A fresh directory named by $SPADE_CACHE_DIR while the object lives (tune files and kernels).
-struct scratch_cache {
-  fs::path dir;
-  scratch_cache() {
-    dir = fs::temp_directory_path() / ("spade-gpu-tune-test-" + std::to_string(::getpid()) + "-" +
-                                       std::to_string(fresh_seed() % 1000000007));
-    fs::create_directories(dir);
-    ::setenv("SPADE_CACHE_DIR", dir.c_str(), 1);
-    ::unsetenv("SPADE_TUNE");
-    spade::forget_tuned_tables();
-  }
-  ~scratch_cache() {
-    ::unsetenv("SPADE_CACHE_DIR");
-    ::unsetenv("SPADE_TUNE");
-    spade::forget_tuned_tables();
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+/// A scratch cache directory for the tune files and kernels (test_support.hpp).
+struct scratch_cache : spade::testing::scratch_tune_cache {
+  scratch_cache() : scratch_tune_cache("spade-gpu-tune-test-") {}
 };
 
 std::string device_tune_file() {
