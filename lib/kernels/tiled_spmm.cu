@@ -3,7 +3,8 @@
 // 8 to a block, so every k of an instruction is a row of B some row of the window needs. A warp
 // per (window, 32 columns of C) sums the window's blocks: fp64 on DMMA m8n8k4, fp32 as 3×TF32 (or
 // plain TF32 when forced) on m16n8k8 computing Cᵀ = Bᵀ·Aᵀ, so that 16 columns of B fill the
-// instruction's rows and the window's 8 rows its columns. Where the windows do not fit in device
+// instruction's rows and the window's 8 rows its columns. Where those warps would leave the SMs
+// short, two or four warps share each long window. Where the windows do not fit in device
 // memory, the same arithmetic runs tile by tile.
 #include <cuda_runtime.h>
 
@@ -142,77 +143,121 @@ __device__ __forceinline__ bool finite(double x) {
   return isfinite(x);
 }
 
-// fp64: rows 8r..8r+7 of C, columns n0..n0+31 as four m8n8k4 fragments; lane (g, t) holds
-// C(8r + g, n0 + 8j + 2t + u).
+// What one lane reads of a block before its instructions: the block's entries and the rows of B
+// they multiply.
+struct f64_operands {
+  double a[2];     // A(g, 4h + t)
+  double b[2][4];  // B(row of slot 4h + t, n0 + 8j + g)
+};
+
 template <class Blocks>
-__device__ void block_row_f64(const spmm_params<double, Blocks>& p, index_t r, index_t n0,
-                              std::int64_t begin, std::int64_t end) {
+__device__ __forceinline__ void load_f64(const spmm_params<double, Blocks>& p,
+                                         const typename Blocks::block& blk, index_t n0, int g,
+                                         int t, f64_operands& o) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    o.a[h] = blk.entry(g, 4 * h + t);
+    const index_t k = blk.row_of_b(4 * h + t);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      o.b[h][j] = b_at(p, k, n0 + 8 * j + g);
+  }
+}
+
+// fp64: rows 8r..8r+7 of C, columns n0..n0+31 as four m8n8k4 fragments; lane (g, t) holds
+// C(8r + g, n0 + 8j + 2t + u) in acc[2j + u]. Adds blocks begin, begin + step, ... below end.
+// Unlike fp32 it does not read the next block ahead: the extra 20 registers cost fp64 more
+// occupancy than the overlap gave (s1rmq4m1 and mhd3200a 9 % slower at N = 128, H200).
+template <int Step, class Blocks>
+__device__ void accumulate_f64(const spmm_params<double, Blocks>& p, index_t n0, std::int64_t begin,
+                               std::int64_t end, double (&acc)[8]) {
+  constexpr int step = Step;
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  double acc[4][2] = {};
-  for (std::int64_t i = begin; i < end; ++i) {
+  for (std::int64_t i = begin; i < end; i += step) {
     const typename Blocks::block blk = p.blocks.at(i);
-    double a[2], b[2][4];
+    f64_operands now;
+    load_f64(p, blk, n0, g, t, now);
     bool ok = true;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      a[h] = blk.entry(g, 4 * h + t);
-      const index_t k = blk.row_of_b(4 * h + t);
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        b[h][j] = b_at(p, k, n0 + 8 * j + g);
-        ok &= finite(b[h][j]);
-      }
-    }
+      for (int j = 0; j < 4; ++j)
+        ok &= finite(now.b[h][j]);
     if (__all_sync(0xffffffffu, ok)) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          mma_f64_free(acc[j], a[h], b[h][j]);
+        for (int j = 0; j < 4; ++j) {
+          double(&fragment)[2] = *reinterpret_cast<double(*)[2]>(acc + 2 * j);
+          mma_f64_free(fragment, now.a[h], now.b[h][j]);
+        }
     } else {
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int u = 0; u < 2; ++u)
-          acc[j][u] += block_dot(p, blk, g, n0 + 8 * j + 2 * t + u);
+          acc[2 * j + u] += block_dot(p, blk, g, n0 + 8 * j + 2 * t + u);
     }
   }
+}
+
+template <class Blocks>
+__device__ void store_f64(const spmm_params<double, Blocks>& p, index_t r, index_t n0,
+                          const double (&acc)[8]) {
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int j = 0; j < 4; ++j)
 #pragma unroll
     for (int u = 0; u < 2; ++u)
-      store_c(p, 8 * r + g, n0 + 8 * j + 2 * t + u, acc[j][u]);
+      store_c(p, 8 * r + g, n0 + 8 * j + 2 * t + u, acc[2 * j + u]);
+}
+
+struct f32_operands {
+  float a[2];     // Aᵀ(k, m) = A(m, k), m16n8k8's b operand: A(g, t), A(g, t + 4)
+  float x[2][4];  // Bᵀ(m, k) = B(k, m), its a operand: B(t, g), B(t, g + 8), B(t + 4, g), ...
+};
+
+template <class Blocks>
+__device__ __forceinline__ void load_f32(const spmm_params<float, Blocks>& p,
+                                         const typename Blocks::block& blk, index_t n0, int g,
+                                         int t, f32_operands& o) {
+  o.a[0] = blk.entry(g, t);
+  o.a[1] = blk.entry(g, t + 4);
+  const index_t k_lo = blk.row_of_b(t), k_hi = blk.row_of_b(t + 4);
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    const index_t col = n0 + 16 * s + g;
+    o.x[s][0] = b_at(p, k_lo, col);
+    o.x[s][1] = b_at(p, k_lo, col + 8);
+    o.x[s][2] = b_at(p, k_hi, col);
+    o.x[s][3] = b_at(p, k_hi, col + 8);
+  }
 }
 
 // fp32: Cᵀ = Bᵀ·Aᵀ on m16n8k8 (M = 16 columns of B, N = the block's 8 rows, K = its 8 slots).
-// Lane (g, t) holds C(8r + 2t + u, n0 + 16s + g + 8v) in acc[s][2v + u].
-template <bool Split, class Blocks>
-__device__ void block_row_f32(const spmm_params<float, Blocks>& p, index_t r, index_t n0,
-                              std::int64_t begin, std::int64_t end) {
+// Lane (g, t) holds C(8r + 2t + u, n0 + 16s + g + 8v) in acc[4s + 2v + u]. Adds blocks begin,
+// begin + step, ... below end, reading each block's operands while the previous block's
+// instructions run (the slot's column, then B's row: two L2 round trips a warp would otherwise
+// wait for per block).
+template <bool Split, int Step, class Blocks>
+__device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, std::int64_t begin,
+                               std::int64_t end, float (&acc)[8]) {
+  constexpr int step = Step;
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  float acc[2][4] = {};
-  for (std::int64_t i = begin; i < end; ++i) {
-    const typename Blocks::block blk = p.blocks.at(i);
-    // Aᵀ(k, m) = A(m, k): the b operand is A(g, t), A(g, t + 4).
-    const float a0 = blk.entry(g, t);
-    const float a1 = blk.entry(g, t + 4);
-    const index_t k_lo = blk.row_of_b(t), k_hi = blk.row_of_b(t + 4);
-    // Bᵀ(m, k) = B(k, m): the a operand is B(t, g), B(t, g + 8), B(t + 4, g), B(t + 4, g + 8).
-    float x[2][4];
+  f32_operands now{}, next{};
+  if (begin < end) load_f32(p, p.blocks.at(begin), n0, g, t, now);
+  for (std::int64_t i = begin; i < end; i += step) {
+    if (i + step < end) load_f32(p, p.blocks.at(i + step), n0, g, t, next);
+    const float a0 = now.a[0], a1 = now.a[1];
     bool ok = Split ? tf32_split_exact(a0) && tf32_split_exact(a1) : true;
 #pragma unroll
-    for (int s = 0; s < 2; ++s) {
-      const index_t col = n0 + 16 * s + g;
-      x[s][0] = b_at(p, k_lo, col);
-      x[s][1] = b_at(p, k_lo, col + 8);
-      x[s][2] = b_at(p, k_hi, col);
-      x[s][3] = b_at(p, k_hi, col + 8);
+    for (int s = 0; s < 2; ++s)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        ok &= Split ? tf32_split_exact(x[s][e]) : isfinite(x[s][e]);
-    }
+        ok &= Split ? tf32_split_exact(now.x[s][e]) : isfinite(now.x[s][e]);
     if (__all_sync(0xffffffffu, ok)) {
       const std::uint32_t a0b = to_tf32(a0), a1b = to_tf32(a1);
       std::uint32_t a0s = 0, a1s = 0;
@@ -222,39 +267,69 @@ __device__ void block_row_f32(const spmm_params<float, Blocks>& p, index_t r, in
       }
 #pragma unroll
       for (int s = 0; s < 2; ++s) {
+        float(&fragment)[4] = *reinterpret_cast<float(*)[4]>(acc + 4 * s);
         std::uint32_t xb[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          xb[e] = to_tf32(x[s][e]);
+          xb[e] = to_tf32(now.x[s][e]);
         if constexpr (Split) {
           std::uint32_t xs[4];
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            xs[e] = to_tf32(x[s][e] - __uint_as_float(xb[e]));
+            xs[e] = to_tf32(now.x[s][e] - __uint_as_float(xb[e]));
           // The small products first, then the big one (as tiled_spgemm sums them).
-          mma_tf32_m16(acc[s], xs[0], xs[1], xs[2], xs[3], a0b, a1b);
-          mma_tf32_m16(acc[s], xb[0], xb[1], xb[2], xb[3], a0s, a1s);
+          mma_tf32_m16(fragment, xs[0], xs[1], xs[2], xs[3], a0b, a1b);
+          mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0s, a1s);
         }
-        mma_tf32_m16(acc[s], xb[0], xb[1], xb[2], xb[3], a0b, a1b);
+        mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0b, a1b);
       }
     } else {
+      const typename Blocks::block blk = p.blocks.at(i);
 #pragma unroll
       for (int s = 0; s < 2; ++s)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          acc[s][e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
+          acc[4 * s + e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
     }
+    now = next;
   }
+}
+
+template <class Blocks>
+__device__ void store_f32(const spmm_params<float, Blocks>& p, index_t r, index_t n0,
+                          const float (&acc)[8]) {
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int s = 0; s < 2; ++s)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
-      store_c(p, 8 * r + 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1), acc[s][e]);
+      store_c(p, 8 * r + 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1), acc[4 * s + e]);
+}
+
+template <class T, bool Split, int Step, class Blocks>
+__device__ __forceinline__ void accumulate(const spmm_params<T, Blocks>& p, index_t n0,
+                                           std::int64_t begin, std::int64_t end, T (&acc)[8]) {
+  if constexpr (std::is_same_v<T, double>)
+    accumulate_f64<Step>(p, n0, begin, end, acc);
+  else
+    accumulate_f32<Split, Step>(p, n0, begin, end, acc);
+}
+
+template <class T, class Blocks>
+__device__ __forceinline__ void store(const spmm_params<T, Blocks>& p, index_t r, index_t n0,
+                                      const T (&acc)[8]) {
+  if constexpr (std::is_same_v<T, double>)
+    store_f64(p, r, n0, acc);
+  else
+    store_f32(p, r, n0, acc);
 }
 
 // The parameters stay in constant memory (__grid_constant__): block_dot takes them by reference,
 // and a by-value parameter whose address is taken is first copied to each thread's stack (160
 // bytes), which cost up to 21 % of the time on the real set (fp64, N = 128, H200).
+//
+// An item is a window and 32 columns of C, summed by one warp.
 template <class T, bool Split, class Blocks>
 __global__ void __launch_bounds__(spmm_warps * 32)
     tiled_spmm_kernel(const __grid_constant__ spmm_params<T, Blocks> p) {
@@ -265,12 +340,51 @@ __global__ void __launch_bounds__(spmm_warps * 32)
     // Neighbouring warps take the same window's column chunks, so its blocks stay in L1.
     const auto r = static_cast<index_t>(item / p.chunks);
     const auto n0 = static_cast<index_t>(item % p.chunks) * chunk_columns;
-    const std::int64_t begin = p.blocks.first(r);
-    const std::int64_t end = p.blocks.first(r + 1);
-    if constexpr (std::is_same_v<T, double>)
-      block_row_f64(p, r, n0, begin, end);
-    else
-      block_row_f32<Split>(p, r, n0, begin, end);
+    T acc[8] = {};
+    accumulate<T, Split, 1>(p, n0, p.blocks.first(r), p.blocks.first(r + 1), acc);
+    store(p, r, n0, acc);
+  }
+}
+
+// The same with Shares warps per item, for a matrix whose items alone leave the SMs short of
+// warps: where a window has at least two blocks per warp, its warps take the blocks in turn and
+// their sums meet in shared memory, added in warp order (deterministic), so its long windows end
+// sooner; a shorter window is the first warp's alone.
+template <class T, bool Split, int Shares, class Blocks>
+__global__ void __launch_bounds__(spmm_warps * 32)
+    tiled_spmm_shared_kernel(const __grid_constant__ spmm_params<T, Blocks> p) {
+  static_assert(Shares > 1 && spmm_warps % Shares == 0);
+  constexpr int items_per_block = spmm_warps / Shares;
+  __shared__ T partial[spmm_warps][8][32];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int share = warp % Shares;
+  const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
+  for (std::int64_t first = std::int64_t{blockIdx.x} * items_per_block; first < items;
+       first += std::int64_t{gridDim.x} * items_per_block) {
+    const std::int64_t item = first + warp / Shares;
+    const bool mine = item < items;
+    const auto r = static_cast<index_t>(mine ? item / p.chunks : 0);
+    const auto n0 = static_cast<index_t>(mine ? item % p.chunks : 0) * chunk_columns;
+    T acc[8] = {};
+    if (mine) {
+      const std::int64_t begin = p.blocks.first(r), end = p.blocks.first(r + 1);
+      if (end - begin >= 2 * Shares)
+        accumulate<T, Split, Shares>(p, n0, begin + share, end, acc);
+      else if (share == 0)
+        accumulate<T, Split, 1>(p, n0, begin, end, acc);
+    }
+    __syncthreads();  // the previous round's sums are read
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      partial[warp][e][lane] = acc[e];
+    __syncthreads();
+    if (mine && share == 0) {
+      for (int w = 1; w < Shares; ++w)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          acc[e] += partial[warp + w][e][lane];
+      store(p, r, n0, acc);
+    }
   }
 }
 
@@ -288,6 +402,7 @@ __device__ __forceinline__ unsigned column_mask(std::uint64_t bits) {
 template <class T>
 struct window_form {
   std::int64_t blocks = 0;
+  std::int64_t longest = 0;  // blocks of the longest window
   device_buffer<std::int64_t> window_block;
   device_buffer<index_t> block_col;
   device_buffer<std::uint64_t> block_bits;
@@ -302,6 +417,7 @@ struct window_count_params {
   std::int64_t tiles;
   index_t tile_rows;
   std::int64_t* window_blocks;  // tile rows + 1; the last is left alone
+  unsigned long long* longest;  // the most blocks of one window
 };
 
 // A warp per tile row: its occupied columns, rounded up to whole blocks.
@@ -316,7 +432,10 @@ __global__ void __launch_bounds__(spmm_warps * 32) count_windows_kernel(window_c
     for (std::int64_t i = begin + lane; i < end; i += 32)
       columns += __popc(column_mask(__ldg(p.bitmap + i)));
     columns = __reduce_add_sync(0xffffffffu, columns);
-    if (lane == 0) p.window_blocks[r] = (columns + 7) / 8;
+    if (lane == 0) {
+      p.window_blocks[r] = (columns + 7) / 8;
+      atomicMax(p.longest, static_cast<unsigned long long>((columns + 7) / 8));
+    }
   }
 }
 
@@ -383,10 +502,13 @@ window_form<T> make_window_form(const tiled<T, gpu>& a, context& ctx) {
   const std::int64_t tile_rows = a.tile_rows();
   window_form<T> w;
   w.window_block = device_buffer<std::int64_t>(static_cast<std::size_t>(tile_rows) + 1, ctx);
-  device_buffer<std::int64_t> counts(static_cast<std::size_t>(tile_rows) + 1, ctx);
+  // The windows' block counts, a zero for the scan's total, and the longest window's count.
+  device_buffer<std::int64_t> counts(static_cast<std::size_t>(tile_rows) + 2, ctx);
   counts.fill_zero();
-  const window_count_params cp{a.tile_row().data(), a.bitmap().data(), a.tiles(), a.tile_rows(),
-                               counts.data()};
+  const window_count_params cp{
+      a.tile_row().data(), a.bitmap().data(),
+      a.tiles(),           a.tile_rows(),
+      counts.data(),       reinterpret_cast<unsigned long long*>(counts.data() + tile_rows + 1)};
   count_windows_kernel<<<detail::grid_blocks(tile_rows, spmm_warps, ctx), spmm_warps * 32, 0,
                          stream>>>(cp);
   SPADE_CHECK_LAUNCH("counting each window's columns (tiled_spmm)");
@@ -398,6 +520,9 @@ window_form<T> make_window_form(const tiled<T, gpu>& a, context& ctx) {
   SPADE_CUDA_TRY(cudaMemcpyAsync(&w.blocks, w.window_block.data() + tile_rows, sizeof(std::int64_t),
                                  cudaMemcpyDeviceToHost, stream),
                  "reading the window blocks' total (tiled_spmm)");
+  SPADE_CUDA_TRY(cudaMemcpyAsync(&w.longest, counts.data() + tile_rows + 1, sizeof(std::int64_t),
+                                 cudaMemcpyDeviceToHost, stream),
+                 "reading the longest window (tiled_spmm)");
   SPADE_CUDA_TRY(cudaStreamSynchronize(stream), "reading the window blocks' total (tiled_spmm)");
   const auto blocks = static_cast<std::size_t>(w.blocks);
   w.block_col = device_buffer<index_t>(8 * blocks, ctx);
@@ -431,15 +556,36 @@ constexpr std::int64_t col_step(index_t rows, index_t cols) {
   return std::is_same_v<Layout, row_major> ? 1 : std::int64_t{rows};
 }
 
+// Warps per item: one while the items alone give every SM busy_warps_per_sm warps, else two or
+// four, so that a small matrix's long windows are summed by several warps in parallel, where the
+// longest window gives each warp at least four blocks. Splitting costs the windows shorter than
+// two blocks per warp, which one warp sums while the others wait: on matrices whose windows are
+// all short, dw4096 and fe_4elt2 (N = 32) ran 1.2-1.4x slower split (H200).
+constexpr std::int64_t busy_warps_per_sm = 24;
+constexpr std::int64_t split_min_blocks_per_warp = 4;
+
+int warps_per_item(std::int64_t items, std::int64_t longest_window, const context& ctx) {
+  const std::int64_t busy =
+      std::max<std::int64_t>(ctx.properties().sm_count, 1) * busy_warps_per_sm;
+  int per_item = 1;
+  while (per_item < spmm_warps && per_item * items < busy &&
+         longest_window >= 2 * per_item * split_min_blocks_per_warp)
+    per_item *= 2;
+  return per_item;
+}
+
 template <class T, class Blocks, layout LB, layout LC>
-void launch_spmm(const Blocks& blocks, T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b,
-                 T beta, dense<T, gpu, LC>& c, spmm_arithmetic arithmetic, context& ctx) {
+void launch_spmm(const Blocks& blocks, std::int64_t longest_window, T alpha, const tiled<T, gpu>& a,
+                 const dense<T, gpu, LB>& b, T beta, dense<T, gpu, LC>& c,
+                 spmm_arithmetic arithmetic, context& ctx) {
+  const index_t chunks = (b.cols() + chunk_columns - 1) / chunk_columns;
+  const int per_item = warps_per_item(std::int64_t{a.tile_rows()} * chunks, longest_window, ctx);
   const spmm_params<T, Blocks> p{blocks,
                                  a.rows(),
                                  a.cols(),
                                  b.cols(),
                                  a.tile_rows(),
-                                 (b.cols() + chunk_columns - 1) / chunk_columns,
+                                 chunks,
                                  b.data(),
                                  row_step<LB>(b.rows(), b.cols()),
                                  col_step<LB>(b.rows(), b.cols()),
@@ -449,12 +595,19 @@ void launch_spmm(const Blocks& blocks, T alpha, const tiled<T, gpu>& a, const de
                                  alpha,
                                  beta};
   const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
-  const unsigned grid = detail::grid_blocks(items, spmm_warps, ctx);
+  const unsigned grid = detail::grid_blocks(items, spmm_warps / per_item, ctx);
   const cudaStream_t stream = detail::stream_of(ctx);
-  if (arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>)
-    tiled_spmm_kernel<T, false, Blocks><<<grid, spmm_warps * 32, 0, stream>>>(p);
+  const bool split = !(arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>);
+  const auto launch = [&](auto kernel) { kernel<<<grid, spmm_warps * 32, 0, stream>>>(p); };
+  if (per_item == 1)
+    split ? launch(tiled_spmm_kernel<T, true, Blocks>)
+          : launch(tiled_spmm_kernel<T, false, Blocks>);
+  else if (per_item == 2)
+    split ? launch(tiled_spmm_shared_kernel<T, true, 2, Blocks>)
+          : launch(tiled_spmm_shared_kernel<T, false, 2, Blocks>);
   else
-    tiled_spmm_kernel<T, true, Blocks><<<grid, spmm_warps * 32, 0, stream>>>(p);
+    split ? launch(tiled_spmm_shared_kernel<T, true, spmm_warps, Blocks>)
+          : launch(tiled_spmm_shared_kernel<T, false, spmm_warps, Blocks>);
   SPADE_CHECK_LAUNCH("multiplying A by B on tensor cores (tiled_spmm)");
 }
 
@@ -480,11 +633,11 @@ void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T b
   if (windows)
     launch_spmm(window_blocks<T>{windows->window_block.data(), windows->block_col.data(),
                                  windows->block_bits.data(), windows->block_values.data()},
-                alpha, a, b, beta, c, arithmetic, ctx);
+                windows->longest, alpha, a, b, beta, c, arithmetic, ctx);
   else
     launch_spmm(tile_blocks<T>{a.tile_row().data(), a.tile_col().data(), a.tile_offset().data(),
                                a.bitmap().data(), a.values().data(), a.tiles()},
-                alpha, a, b, beta, c, arithmetic, ctx);
+                /*longest_window=*/0, alpha, a, b, beta, c, arithmetic, ctx);
 }
 
 SPADE_KERNELS_TILED_SPMM_INSTANTIATIONS(float)

@@ -134,6 +134,36 @@ void every_layout(const spade::csr<T, cpu>& a, index_t n, const product_case& pc
   check_product<T, col_major, col_major>(a, b_col, pc, rng);
 }
 
+/// A matrix of `rows` rows whose first 8 rows (one window) hold `long_row_entries` entries each
+/// over `long_columns` distinct columns, and whose other rows hold one entry each: one long
+/// window among short ones.
+template <class T>
+spade::csr<T, cpu> one_long_window(index_t rows, index_t cols, index_t long_columns,
+                                   index_t long_row_entries, splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < rows; ++i) {
+    std::vector<index_t> row;
+    if (i < 8) {
+      // Every column of the window's stretch is stored by some row of it.
+      for (index_t c = i; c < long_columns; c += 8)
+        row.push_back(c);
+      while (static_cast<index_t>(row.size()) < long_row_entries)
+        row.push_back(static_cast<index_t>(rng.below(static_cast<std::uint64_t>(long_columns))));
+      std::sort(row.begin(), row.end());
+      row.erase(std::unique(row.begin(), row.end()), row.end());
+    } else {
+      row.push_back(static_cast<index_t>(rng.below(static_cast<std::uint64_t>(cols))));
+    }
+    for (index_t c : row) {
+      col_idx.push_back(c);
+      values.push_back(T(2 * rng.uniform() - 1));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("tiled_spmm: edge shapes, widths, layouts, alpha and beta", T, float, double) {
@@ -256,6 +286,35 @@ TEST_CASE_TEMPLATE("tiled_spmm: without room for the windows, the tiles give the
   if constexpr (std::is_same_v<T, float>)
     check_product<T, row_major, row_major>(a, random_dense<T, row_major>(300, 32, 0.0, rng),
                                            {1.0, 0.0, spmm_arithmetic::tf32, 256}, rng);
+}
+
+// A matrix with few windows leaves the SMs short of warps, so its long windows are summed by two
+// or four warps each (lib/kernels/tiled_spmm.cu, warps_per_item) and a short one by one warp of
+// its group. On a 114- or 132-SM device the 40-row matrix takes four warps per window and the
+// 12800-row one two at N = 32; elsewhere the results must hold all the same.
+TEST_CASE_TEMPLATE("tiled_spmm: long windows shared by several warps, results repeat bit for bit",
+                   T, float, double) {
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const auto few = one_long_window<T>(40, 3000, 2000, 600, rng);
+  for (index_t n : {1, 32, 33, 128}) {
+    every_layout(few, n, {1.0, 0.0}, rng);
+    every_layout(few, n, {-0.75, 0.5}, rng);
+  }
+  const auto many = one_long_window<T>(12800, 12800, 80, 30, rng);
+  check_product<T, row_major, row_major>(many, random_dense<T, row_major>(12800, 32, 0.0, rng),
+                                         {1.0, 0.0}, rng);
+  for (const auto* a : {&few, &many}) {
+    const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(*a));
+    const spade::dense<T, gpu> bg =
+        spade::to_gpu(random_dense<T, row_major>(a->cols(), 32, 0.0, rng));
+    spade::dense<T, gpu> c1(a->rows(), 32), c2(a->rows(), 32);
+    spade::device::tiled_spmm(T(1), at, bg, T(0), c1);
+    spade::device::tiled_spmm(T(1), at, bg, T(0), c2);
+    CHECK(spade::to_cpu(c1).values() == spade::to_cpu(c2).values());
+  }
 }
 
 TEST_CASE_TEMPLATE("tiled_spmm: mismatched shapes throw dimension_mismatch naming them", T, float,
