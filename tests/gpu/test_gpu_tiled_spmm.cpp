@@ -1,6 +1,7 @@
 // GPU suite for tiled_spmm and tiled_spmm_tf32: every result against Eigen in double precision,
 // outputs NaN-poisoned first, edge shapes, every layout of B and C, alpha and beta, Inf and NaN
-// in B, floats outside 3xTF32's exact range, every real matrix, and the planner's use of it.
+// in B, floats outside 3xTF32's exact range, every real matrix, long windows shared by several
+// warps, and the planner's use of it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
