@@ -165,16 +165,15 @@ __device__ __forceinline__ void load_f64(const spmm_params<double, Blocks>& p,
 }
 
 // fp64: rows 8r..8r+7 of C, columns n0..n0+31 as four m8n8k4 fragments; lane (g, t) holds
-// C(8r + g, n0 + 8j + 2t + u) in acc[2j + u]. Adds blocks begin, begin + step, ... below end.
+// C(8r + g, n0 + 8j + 2t + u) in acc[2j + u]. Adds blocks begin, begin + Step, ... below end.
 // Unlike fp32 it does not read the next block ahead: the extra 20 registers cost fp64 more
 // occupancy than the overlap gave (s1rmq4m1 and mhd3200a 9 % slower at N = 128, H200).
 template <int Step, class Blocks>
 __device__ void accumulate_f64(const spmm_params<double, Blocks>& p, index_t n0, std::int64_t begin,
                                std::int64_t end, double (&acc)[8]) {
-  constexpr int step = Step;
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  for (std::int64_t i = begin; i < end; i += step) {
+  for (std::int64_t i = begin; i < end; i += Step) {
     const typename Blocks::block blk = p.blocks.at(i);
     f64_operands now;
     load_f64(p, blk, n0, g, t, now);
@@ -238,19 +237,18 @@ __device__ __forceinline__ void load_f32(const spmm_params<float, Blocks>& p,
 
 // fp32: Cᵀ = Bᵀ·Aᵀ on m16n8k8 (M = 16 columns of B, N = the block's 8 rows, K = its 8 slots).
 // Lane (g, t) holds C(8r + 2t + u, n0 + 16s + g + 8v) in acc[4s + 2v + u]. Adds blocks begin,
-// begin + step, ... below end, reading each block's operands while the previous block's
+// begin + Step, ... below end, reading each block's operands while the previous block's
 // instructions run (the slot's column, then B's row: two L2 round trips a warp would otherwise
 // wait for per block).
 template <bool Split, int Step, class Blocks>
 __device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, std::int64_t begin,
                                std::int64_t end, float (&acc)[8]) {
-  constexpr int step = Step;
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   f32_operands now{}, next{};
   if (begin < end) load_f32(p, p.blocks.at(begin), n0, g, t, now);
-  for (std::int64_t i = begin; i < end; i += step) {
-    if (i + step < end) load_f32(p, p.blocks.at(i + step), n0, g, t, next);
+  for (std::int64_t i = begin; i < end; i += Step) {
+    if (i + Step < end) load_f32(p, p.blocks.at(i + Step), n0, g, t, next);
     const float a0 = now.a[0], a1 = now.a[1];
     bool ok = Split ? tf32_split_exact(a0) && tf32_split_exact(a1) : true;
 #pragma unroll

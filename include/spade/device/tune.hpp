@@ -17,6 +17,7 @@
 #include "spade/core/tuning.hpp"
 #include "spade/device/gpu_timing.hpp"
 #include "spade/device/kernels.hpp"
+#include "spade/device/run.hpp"
 #include "spade/device/vendor.hpp"
 #include "spade/eval/operands.hpp"
 #include "spade/formats/convert.hpp"
@@ -138,9 +139,7 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
         // left out of the entry: the planner's rules still cover the class's other kernels
       }
     };
-    const auto algorithm = detail::planned_spmm_alg2(a, false, a.rows(), n)
-                               ? device::spmm_algorithm::csr_alg2
-                               : device::spmm_algorithm::csr_alg3;
+    const device::spmm_algorithm algorithm = detail::planned_spmm_algorithm(a, false, c);
     time(kernels::cusparse_spmm::name,
          [&] { device::spmm(T(1), a, device::operation::none, b, T(0), c, algorithm); });
     time(kernels::tiled_spmm::name, [&] { device::tiled_spmm(T(1), tiles, b, T(0), c); });

@@ -907,16 +907,12 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
   // pointers start (one exchange), and lays out its stack: its own block of B, then the rows
   // from part 0, 1, ...
   const auto received = exchange_counts(where, sent);
-  std::vector<std::vector<std::int64_t>> recv_nnz(slots, std::vector<std::int64_t>(parts, 0));
-  std::vector<std::vector<std::int64_t>> recv_base = recv_nnz, send_nnz = recv_nnz,
-                                         send_base = recv_nnz;
-  for (std::size_t s = 0; s < slots; ++s)
-    for (std::size_t q = 0; q < parts; ++q) {
-      recv_nnz[s][q] = received[s][2 * q];
-      recv_base[s][q] = received[s][2 * q + 1];
-      send_nnz[s][q] = sent[s][2 * q];
-      send_base[s][q] = sent[s][2 * q + 1];
-    }
+  const auto entries_of = [](const auto& counts, std::size_t s, std::size_t q) {
+    return counts[s][2 * q];
+  };
+  const auto base_of = [](const auto& counts, std::size_t s, std::size_t q) {
+    return counts[s][2 * q + 1];
+  };
   std::vector<device_buffer<index_t>> stack_ptr(slots), stack_col(slots);
   std::vector<device_buffer<T>> stack_val(slots);
   std::vector<std::vector<std::int64_t>> stack_base(slots);  // [slot][q] first entry from q
@@ -929,7 +925,7 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
     stack_base[s].assign(parts, 0);
     for (std::size_t q = 0; q < parts; ++q) {
       stack_base[s][q] = total;
-      total += recv_nnz[s][q];
+      total += entries_of(received, s, q);
     }
     context& ctx = where.context_of(part);
     stack_ptr[s] =
@@ -951,8 +947,8 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
           static_cast<std::size_t>(plan.send_first[s][q + 1] - plan.send_first[s][q]);
       if (out_rows) {
         const auto first_row = static_cast<std::size_t>(plan.send_first[s][q]);
-        const auto from = static_cast<std::size_t>(send_base[s][q]);
-        const auto n = static_cast<std::size_t>(send_nnz[s][q]);
+        const auto from = static_cast<std::size_t>(base_of(sent, s, q));
+        const auto n = static_cast<std::size_t>(entries_of(sent, s, q));
         exchange[s].sends.push_back(
             {peer, picked[s].row_ptr().data() + first_row + 1, out_rows * sizeof(index_t)});
         exchange[s].sends.push_back({peer, picked[s].col_idx().data() + from, n * sizeof(index_t)});
@@ -964,7 +960,7 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
       if (in_rows) {
         const auto at_row = own_rows + static_cast<std::size_t>(plan.halo_first[s][q]);
         const auto at = static_cast<std::size_t>(stack_base[s][q]);
-        const auto n = static_cast<std::size_t>(recv_nnz[s][q]);
+        const auto n = static_cast<std::size_t>(entries_of(received, s, q));
         exchange[s].receives.push_back(
             {peer, stack_ptr[s].data() + at_row + 1, in_rows * sizeof(index_t)});
         exchange[s].receives.push_back({peer, stack_col[s].data() + at, n * sizeof(index_t)});
@@ -983,7 +979,7 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
       const auto rows = static_cast<std::size_t>(plan.halo_first[s][q + 1] - plan.halo_first[s][q]);
       if (rows == 0) continue;
       add_to_indices(ctx, stack_ptr[s].data() + own_rows + plan.halo_first[s][q] + 1, rows,
-                     stack_base[s][q] - recv_base[s][q]);
+                     stack_base[s][q] - base_of(received, s, q));
     }
     const index_t rows = a.partition().size(part);
     const index_t stack_rows = own_rows + plan.halo_size(s);
