@@ -192,12 +192,7 @@ int command_multi(const options& opt, run_options& ro) {
   const bool quick = opt.has("quick");
   // --sets: which of the four parts run (a long run split over calls), all by default.
   const std::string sets = opt.get("sets", "stencil,rmat,spgemm,weak");
-  std::vector<std::string> chosen;
-  for (std::size_t at = 0; at <= sets.size();) {
-    const std::size_t comma = std::min(sets.find(',', at), sets.size());
-    chosen.push_back(sets.substr(at, comma - at));
-    at = comma + 1;
-  }
+  const std::vector<std::string> chosen = text_list(sets);
   for (const std::string& name : chosen)
     if (name != "stencil" && name != "rmat" && name != "spgemm" && name != "weak")
       throw std::invalid_argument("spade-bench multi: unknown set '" + name +

@@ -1431,14 +1431,22 @@ int command_device(run_options& ro) {
   return 0;
 }
 
-std::vector<int> int_list(const std::string& list) {
-  std::vector<int> out;
-  std::size_t at = 0;
-  while (at < list.size()) {
+/// The comma-separated pieces of `list`, empty ones included ("" gives one empty piece).
+std::vector<std::string> text_list(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at <= list.size();) {
     const std::size_t comma = std::min(list.find(',', at), list.size());
-    if (comma > at) out.push_back(std::stoi(list.substr(at, comma - at)));
+    out.push_back(list.substr(at, comma - at));
     at = comma + 1;
   }
+  return out;
+}
+
+/// The numbers of a comma-separated list, empty pieces skipped.
+std::vector<int> int_list(const std::string& list) {
+  std::vector<int> out;
+  for (const std::string& piece : text_list(list))
+    if (!piece.empty()) out.push_back(std::stoi(piece));
   return out;
 }
 
