@@ -235,6 +235,86 @@ __device__ __forceinline__ void load_f32(const spmm_params<float, Blocks>& p,
   }
 }
 
+// One m16 fragment's products of a block: 16 columns of Bᵀ (x) by the block's entries a0, a1, as
+// 3×TF32 when Split (the small products first, then the big one, as tiled_spgemm sums them), else
+// as plain TF32.
+template <bool Split>
+__device__ __forceinline__ void mma_block_f32(float (&fragment)[4], const float (&x)[4], float a0,
+                                              float a1) {
+  const std::uint32_t a0b = to_tf32(a0), a1b = to_tf32(a1);
+  std::uint32_t xb[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    xb[e] = to_tf32(x[e]);
+  if constexpr (Split) {
+    const std::uint32_t a0s = to_tf32(a0 - __uint_as_float(a0b));
+    const std::uint32_t a1s = to_tf32(a1 - __uint_as_float(a1b));
+    std::uint32_t xs[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      xs[e] = to_tf32(x[e] - __uint_as_float(xb[e]));
+    mma_tf32_m16(fragment, xs[0], xs[1], xs[2], xs[3], a0b, a1b);
+    mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0s, a1s);
+  }
+  mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0b, a1b);
+}
+
+// A's entries below 3×TF32's exact range (tf32_split_exact; bayer03 stores 2836 of them, down
+// to subnormals) are scaled by 2^48 for the tensor cores, and so is the accumulator while the
+// block's products are added: every nonzero float then lies at or above 2^-101, and both
+// scalings are exact, so the sums round as they would unscaled. The block costs a few multiplies
+// more instead of block_dot's scalar loop (which made bayer03 4x slower in float than in double).
+constexpr float tiny_a_scale = 0x1p48f;
+constexpr float tiny_a_unscale = 0x1p-48f;
+// What must stay finite while scaled: the largest scaled entry times the largest value of B read
+// below 2^120 (the 24 products of three instructions then stay below 2^125), and the largest sum
+// below 2^77 (below 2^125 scaled).
+constexpr float tiny_a_max_product = 0x1p120f;
+constexpr float tiny_a_max_sum = 0x1p77f;
+
+// The sums of one lane, as the out-of-line scaled path takes them (a copy: the accumulator itself
+// stays in registers).
+struct f32_sums {
+  float v[8];
+};
+
+// Adds a block holding entries below 3×TF32's range to `sums` on the scaled path and returns
+// true, or leaves them and returns false where that path cannot keep the block exact (B outside
+// 3×TF32's range, an entry of 2^79 or more, or something scaled near overflow). Warp-uniform. Out
+// of line, as rare as block_dot: inlined, it cost the common path 6 registers (72 to 78 a thread,
+// four warps fewer per SM).
+__device__ __noinline__ bool add_tiny_a_block(f32_sums& sums, f32_operands o, bool b_exact) {
+  const float a0 = o.a[0] * tiny_a_scale, a1 = o.a[1] * tiny_a_scale;
+  if (!__all_sync(0xffffffffu, b_exact && tf32_split_exact(a0) && tf32_split_exact(a1)))
+    return false;
+  float b_max = 0.f, sum_max = 0.f;
+#pragma unroll
+  for (int s = 0; s < 2; ++s)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      b_max = fmaxf(b_max, fabsf(o.x[s][e]));
+      sum_max = fmaxf(sum_max, fabsf(sums.v[4 * s + e]));
+    }
+  // Non-negative floats order as their bit patterns.
+  const auto warp_max = [](float x) {
+    return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(x)));
+  };
+  if (!(warp_max(fmaxf(fabsf(a0), fabsf(a1))) * warp_max(b_max) < tiny_a_max_product &&
+        warp_max(sum_max) < tiny_a_max_sum))
+    return false;
+  float acc[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    acc[e] = sums.v[e] * tiny_a_scale;
+#pragma unroll
+  for (int s = 0; s < 2; ++s)
+    mma_block_f32<true>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), o.x[s], a0, a1);
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    sums.v[e] = acc[e] * tiny_a_unscale;
+  return true;
+}
+
 // fp32: Cᵀ = Bᵀ·Aᵀ on m16n8k8 (M = 16 columns of B, N = the block's 8 rows, K = its 8 slots).
 // Lane (g, t) holds C(8r + 2t + u, n0 + 16s + g + 8v) in acc[4s + 2v + u]. Adds blocks begin,
 // begin + Step, ... below end, reading each block's operands while the previous block's
@@ -249,45 +329,38 @@ __device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, 
   if (begin < end) load_f32(p, p.blocks.at(begin), n0, g, t, now);
   for (std::int64_t i = begin; i < end; i += Step) {
     if (i + Step < end) load_f32(p, p.blocks.at(i + Step), n0, g, t, next);
-    const float a0 = now.a[0], a1 = now.a[1];
-    bool ok = Split ? tf32_split_exact(a0) && tf32_split_exact(a1) : true;
+    bool b_ok = true;
 #pragma unroll
     for (int s = 0; s < 2; ++s)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        ok &= Split ? tf32_split_exact(now.x[s][e]) : isfinite(now.x[s][e]);
-    if (__all_sync(0xffffffffu, ok)) {
-      const std::uint32_t a0b = to_tf32(a0), a1b = to_tf32(a1);
-      std::uint32_t a0s = 0, a1s = 0;
-      if constexpr (Split) {
-        a0s = to_tf32(a0 - __uint_as_float(a0b));
-        a1s = to_tf32(a1 - __uint_as_float(a1b));
-      }
-#pragma unroll
-      for (int s = 0; s < 2; ++s) {
-        float(&fragment)[4] = *reinterpret_cast<float(*)[4]>(acc + 4 * s);
-        std::uint32_t xb[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          xb[e] = to_tf32(now.x[s][e]);
-        if constexpr (Split) {
-          std::uint32_t xs[4];
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            xs[e] = to_tf32(now.x[s][e] - __uint_as_float(xb[e]));
-          // The small products first, then the big one (as tiled_spgemm sums them).
-          mma_tf32_m16(fragment, xs[0], xs[1], xs[2], xs[3], a0b, a1b);
-          mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0s, a1s);
-        }
-        mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0b, a1b);
-      }
-    } else {
-      const typename Blocks::block blk = p.blocks.at(i);
+        b_ok &= Split ? tf32_split_exact(now.x[s][e]) : isfinite(now.x[s][e]);
+    const bool a_ok = Split ? tf32_split_exact(now.a[0]) && tf32_split_exact(now.a[1]) : true;
+    if (__all_sync(0xffffffffu, a_ok && b_ok)) {
 #pragma unroll
       for (int s = 0; s < 2; ++s)
+        mma_block_f32<Split>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), now.x[s], now.a[0],
+                             now.a[1]);
+    } else {
+      bool added = false;
+      if constexpr (Split) {
+        f32_sums sums;
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          acc[4 * s + e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
+        for (int e = 0; e < 8; ++e)
+          sums.v[e] = acc[e];
+        added = add_tiny_a_block(sums, now, b_ok);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          acc[e] = sums.v[e];
+      }
+      if (!added) {
+        const typename Blocks::block blk = p.blocks.at(i);
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            acc[4 * s + e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
+      }
     }
     now = next;
   }

@@ -225,6 +225,35 @@ TEST_CASE("tiled_spmm: floats outside 3xTF32's exact range keep fp32 accuracy") 
   check_product<float, row_major, row_major>(a, b, {1.0, 0.0}, rng);
 }
 
+TEST_CASE("tiled_spmm: tiny and subnormal entries of A keep fp32 accuracy, beside large ones") {
+  // Entries of A below 3xTF32's exact range take the tensor cores scaled by 2^48 (the scaled
+  // path): rows made of them only, rows mixing them with ordinary and subnormal entries, rows
+  // near the scaled path's overflow guards (2^70: taken) and past them (2^90: the scalar path).
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  auto a = random_csr<float>(200, 120, 0.2, rng);
+  for (index_t i = 0; i < a.rows(); ++i) {
+    const auto first = static_cast<std::size_t>(a.row_ptr()[static_cast<std::size_t>(i)]);
+    const auto last = static_cast<std::size_t>(a.row_ptr()[static_cast<std::size_t>(i) + 1]);
+    for (std::size_t k = first; k < last; ++k) {
+      float& v = a.values()[k];
+      if (i < 8)
+        v *= 0x1p-120f;
+      else if (k % 11 == 0)
+        v *= 0x1p-140f;  // subnormal
+      else if (k % 3 == 0)
+        v *= 0x1p-110f;
+      else if (i >= 40 && i < 48 && k % 3 == 1)
+        v *= 0x1p70f;
+      else if (i >= 48 && i < 56 && k % 3 == 1)
+        v *= 0x1p90f;
+    }
+  }
+  every_layout(a, 32, {1.0, 0.0}, rng);
+  every_layout(a, 33, {-0.5, 2.0}, rng);
+  every_layout(a, 128, {1.0, 0.0}, rng);
+}
+
 TEST_CASE("tiled_spmm_tf32: plain TF32 within TF32's bound, and measurably less exact") {
   pool_guard guard;
   splitmix64 rng{fresh_seed()};
