@@ -286,6 +286,35 @@ TEST_CASE("tiled_spmm's step: N, nnz, then the tile fill against float's or doub
   with_fill(narrow_double, t.tiled_spmm_min_fill);
   CHECK(decide<kernels::tiled_spmm>(narrow_double.facts).ok);
 
+  // Double with A, B and C in L2: the lower threshold, unless gcoo_spmm would run the product.
+  REQUIRE(t.tiled_spmm_min_fill_fp64_l2 < t.tiled_spmm_min_fill_fp64);
+  const double l2_fill = (t.tiled_spmm_min_fill_fp64_l2 + t.tiled_spmm_min_fill_fp64) / 2;
+  with_fill(in_double, l2_fill);
+  CHECK(
+      contains(decide<kernels::tiled_spmm>(in_double.facts).reason, "< tiled_spmm_min_fill_fp64 "));
+  in_double.facts.fits_l2 = true;
+  REQUIRE_FALSE(decide<kernels::gcoo_spmm>(in_double.facts).ok);  // too few rows for gcoo
+  CHECK(decide<kernels::tiled_spmm>(in_double.facts).ok);
+  CHECK(contains(step<kernels::tiled_spmm>::why_chosen<rules::sparse_times_dense>(in_double.facts),
+                 ">= tiled_spmm_min_fill_fp64_l2 8 (A, B and C fit in L2)"));
+  with_fill(in_double, t.tiled_spmm_min_fill_fp64_l2 - 1);
+  CHECK(contains(decide<kernels::tiled_spmm>(in_double.facts).reason,
+                 "< tiled_spmm_min_fill_fp64_l2 "));
+  in_float.facts.fits_l2 = true;  // float keeps its own threshold in L2
+  with_fill(in_float, l2_fill);
+  CHECK(contains(decide<kernels::tiled_spmm>(in_float.facts).reason, "< tiled_spmm_min_fill "));
+  // Rows enough for gcoo_spmm: it keeps the products the L2 threshold alone admits.
+  spmm_facts gcoo_rows(static_cast<index_t>(t.gcoo_min_rows), 4, 4, wide);
+  gcoo_rows.facts.lhs.value_bytes = 8;
+  gcoo_rows.facts.fits_l2 = true;
+  REQUIRE(decide<kernels::gcoo_spmm>(gcoo_rows.facts).ok);
+  with_fill(gcoo_rows, l2_fill);
+  const decision to_gcoo = decide<kernels::tiled_spmm>(gcoo_rows.facts);
+  CHECK_FALSE(to_gcoo.ok);
+  CHECK(contains(to_gcoo.reason, "gcoo_spmm takes this L2-resident product"));
+  with_fill(gcoo_rows, t.tiled_spmm_min_fill_fp64);
+  CHECK(decide<kernels::tiled_spmm>(gcoo_rows.facts).ok);
+
   // N and nnz decline before the fill is counted.
   fill_asked = 0;
   spmm_facts narrow(rows, 4, 4, static_cast<index_t>(t.tiled_spmm_min_columns) - 1);

@@ -525,6 +525,9 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
     if constexpr (std::is_same_v<typename A::space_type, gpu>) {
       f.lhs_group_size = [&a] { return planned_group_size(a); };
       if constexpr (!sparse_matrix<B>) {
+        if (const context* ctx = a.values().owner(); ctx != nullptr)
+          f.fits_l2 = spmm_fits_l2(f.lhs.value_bytes, a.rows(), a.cols(), a.nnz(), f.vectors,
+                                   ctx->properties().l2_cache_bytes);
         f.lhs_tile_fill = [&a] { return tile_fill_of(a); };
         if constexpr (is_csr_v<A>)
           f.tuned_spmm = [&a](index_t columns) { return tuned_spmm_choice(a, columns); };

@@ -201,7 +201,9 @@ plan::product_facts preview_facts_of(const A& a, const B& b, const operation_fac
     if constexpr (is_csr_v<A> || is_ellr_v<A>)
       f.lhs_ellr_layout = [&a, resident] { return planned_ellr_layout_for(a, resident); };
     if constexpr (is_csr_v<A>) f.lhs_ellr_cached = [] { return false; };
-    if constexpr (!sparse_matrix<B>)
+    if constexpr (!sparse_matrix<B>) {
+      f.fits_l2 = spmm_fits_l2(f.lhs.value_bytes, a.rows(), a.cols(), a.nnz(), f.vectors,
+                               static_cast<std::size_t>(profile.l2_cache_bytes));
       f.lhs_tile_fill = [&a] {
         return a.cache().template get_or_make<preview_tile_fill_key, double>([&] {
           const auto& ha = host_csr_of(a);
@@ -211,6 +213,7 @@ plan::product_facts preview_facts_of(const A& a, const B& b, const operation_fac
           return tiles > 0 ? static_cast<double>(ha.nnz()) / static_cast<double>(tiles) : 0.0;
         });
       };
+    }
     if constexpr (sparse_matrix<B>) {
       f.census = [&a, &b]() -> const plan::tile_census& {
         return a.cache().template get_or_make_for<preview_census_key, plan::tile_census>(

@@ -141,6 +141,9 @@ struct product_facts {
   index_t vectors = 1;
   /// Threads the lhs operand's device keeps resident (0 for a cpu or empty operand).
   std::int64_t resident_threads = 0;
+  /// Whether a sparse × dense product's A, B and C fit the lhs device's L2 cache together
+  /// (spmm_fits_l2; false on the cpu and for other products).
+  bool fits_l2 = false;
 
   /// The lhs csr's row profile.
   std::function<const row_profile&()> lhs_row_profile;
