@@ -235,28 +235,42 @@ __device__ __forceinline__ void load_f32(const spmm_params<float, Blocks>& p,
   }
 }
 
-// One m16 fragment's products of a block: 16 columns of Bᵀ (x) by the block's entries a0, a1, as
+// A block's two entries of a lane as TF32: the big parts and, for 3×TF32 (Split), the small
+// ones. Split once per block and shared by both m16 fragments.
+struct tf32_entries {
+  std::uint32_t big[2];
+  std::uint32_t small[2];
+};
+
+template <bool Split>
+__device__ __forceinline__ tf32_entries split_entries(float a0, float a1) {
+  tf32_entries t{{to_tf32(a0), to_tf32(a1)}, {0u, 0u}};
+  if constexpr (Split) {
+    t.small[0] = to_tf32(a0 - __uint_as_float(t.big[0]));
+    t.small[1] = to_tf32(a1 - __uint_as_float(t.big[1]));
+  }
+  return t;
+}
+
+// One m16 fragment's products of a block: 16 columns of Bᵀ (x) by the block's entries, as
 // 3×TF32 when Split (the small products first, then the big one, as tiled_spgemm sums them), else
 // as plain TF32.
 template <bool Split>
-__device__ __forceinline__ void mma_block_f32(float (&fragment)[4], const float (&x)[4], float a0,
-                                              float a1) {
-  const std::uint32_t a0b = to_tf32(a0), a1b = to_tf32(a1);
+__device__ __forceinline__ void mma_block_f32(float (&fragment)[4], const float (&x)[4],
+                                              const tf32_entries& a) {
   std::uint32_t xb[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e)
     xb[e] = to_tf32(x[e]);
   if constexpr (Split) {
-    const std::uint32_t a0s = to_tf32(a0 - __uint_as_float(a0b));
-    const std::uint32_t a1s = to_tf32(a1 - __uint_as_float(a1b));
     std::uint32_t xs[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       xs[e] = to_tf32(x[e] - __uint_as_float(xb[e]));
-    mma_tf32_m16(fragment, xs[0], xs[1], xs[2], xs[3], a0b, a1b);
-    mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0s, a1s);
+    mma_tf32_m16(fragment, xs[0], xs[1], xs[2], xs[3], a.big[0], a.big[1]);
+    mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a.small[0], a.small[1]);
   }
-  mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a0b, a1b);
+  mma_tf32_m16(fragment, xb[0], xb[1], xb[2], xb[3], a.big[0], a.big[1]);
 }
 
 // A's entries below 3×TF32's exact range (tf32_split_exact; bayer03 stores 2836 of them, down
@@ -306,9 +320,10 @@ __device__ __noinline__ bool add_tiny_a_block(f32_sums& sums, f32_operands o, bo
 #pragma unroll
   for (int e = 0; e < 8; ++e)
     acc[e] = sums.v[e] * tiny_a_scale;
+  const tf32_entries a = split_entries<true>(a0, a1);
 #pragma unroll
   for (int s = 0; s < 2; ++s)
-    mma_block_f32<true>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), o.x[s], a0, a1);
+    mma_block_f32<true>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), o.x[s], a);
 #pragma unroll
   for (int e = 0; e < 8; ++e)
     sums.v[e] = acc[e] * tiny_a_unscale;
@@ -337,10 +352,10 @@ __device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, 
         b_ok &= Split ? tf32_split_exact(now.x[s][e]) : isfinite(now.x[s][e]);
     const bool a_ok = Split ? tf32_split_exact(now.a[0]) && tf32_split_exact(now.a[1]) : true;
     if (__all_sync(0xffffffffu, a_ok && b_ok)) {
+      const tf32_entries a = split_entries<Split>(now.a[0], now.a[1]);
 #pragma unroll
       for (int s = 0; s < 2; ++s)
-        mma_block_f32<Split>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), now.x[s], now.a[0],
-                             now.a[1]);
+        mma_block_f32<Split>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), now.x[s], a);
     } else {
       bool added = false;
       if constexpr (Split) {
