@@ -297,19 +297,7 @@ struct f32_sums {
 // 3×TF32's range, an entry of 2^79 or more, or something scaled near overflow). Warp-uniform. Out
 // of line, as rare as block_dot: inlined, it cost the common path 6 registers (72 to 78 a thread,
 // four warps fewer per SM).
-template <class Blocks>
-__device__ __noinline__ bool add_tiny_a_block(const spmm_params<float, Blocks>& p,
-                                              const typename Blocks::block& blk, index_t n0,
-                                              f32_sums& sums) {
-  const int lane = threadIdx.x % 32;
-  f32_operands o;
-  load_f32(p, blk, n0, lane / 4, lane % 4, o);  // again: cheaper than keeping them for this
-  bool b_exact = true;
-#pragma unroll
-  for (int s = 0; s < 2; ++s)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      b_exact &= tf32_split_exact(o.x[s][e]);
+__device__ __noinline__ bool add_tiny_a_block(f32_sums& sums, f32_operands o, bool b_exact) {
   const float a0 = o.a[0] * tiny_a_scale, a1 = o.a[1] * tiny_a_scale;
   if (!__all_sync(0xffffffffu, b_exact && tf32_split_exact(a0) && tf32_split_exact(a1)))
     return false;
@@ -356,31 +344,32 @@ __device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, 
   if (begin < end) load_f32(p, p.blocks.at(begin), n0, g, t, now);
   for (std::int64_t i = begin; i < end; i += Step) {
     if (i + Step < end) load_f32(p, p.blocks.at(i + Step), n0, g, t, next);
-    bool ok = Split ? tf32_split_exact(now.a[0]) && tf32_split_exact(now.a[1]) : true;
+    bool b_ok = true;
 #pragma unroll
     for (int s = 0; s < 2; ++s)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        ok &= Split ? tf32_split_exact(now.x[s][e]) : isfinite(now.x[s][e]);
-    if (__all_sync(0xffffffffu, ok)) {
+        b_ok &= Split ? tf32_split_exact(now.x[s][e]) : isfinite(now.x[s][e]);
+    const bool a_ok = Split ? tf32_split_exact(now.a[0]) && tf32_split_exact(now.a[1]) : true;
+    if (__all_sync(0xffffffffu, a_ok && b_ok)) {
       const tf32_entries a = split_entries<Split>(now.a[0], now.a[1]);
 #pragma unroll
       for (int s = 0; s < 2; ++s)
         mma_block_f32<Split>(*reinterpret_cast<float(*)[4]>(acc + 4 * s), now.x[s], a);
     } else {
-      const typename Blocks::block blk = p.blocks.at(i);
       bool added = false;
       if constexpr (Split) {
         f32_sums sums;
 #pragma unroll
         for (int e = 0; e < 8; ++e)
           sums.v[e] = acc[e];
-        added = add_tiny_a_block(p, blk, n0, sums);
+        added = add_tiny_a_block(sums, now, b_ok);
 #pragma unroll
         for (int e = 0; e < 8; ++e)
           acc[e] = sums.v[e];
       }
       if (!added) {
+        const typename Blocks::block blk = p.blocks.at(i);
 #pragma unroll
         for (int s = 0; s < 2; ++s)
 #pragma unroll
