@@ -139,6 +139,35 @@ TEST_CASE("gcoo_spmm's step: in double at wide N, long rows go to cuSPARSE") {
   CHECK(decide<kernels::gcoo_spmm>(in_double.facts).ok);
 }
 
+TEST_CASE("gcoo_spmm's step: fewer rows than gcoo_min_rows, from a narrower B in double") {
+  const auto& t = spade::tuning();
+  REQUIRE(t.gcoo_fp64_wide_columns < t.gcoo_wide_columns);
+  const auto rows = static_cast<index_t>(t.gcoo_wide_min_rows) + 1;
+  const auto n = static_cast<index_t>(t.gcoo_fp64_wide_columns);
+  const auto short_rows = static_cast<index_t>(t.gcoo_wide_max_mean_row) - 1;
+  REQUIRE(rows < t.gcoo_min_rows);
+
+  spmm_facts in_float(rows, short_rows, short_rows, n);
+  const decision no = decide<kernels::gcoo_spmm>(in_float.facts);
+  CHECK_FALSE(no.ok);
+  CHECK(contains(no.reason, "and N = " + std::to_string(n) + " < gcoo_wide_columns " +
+                                std::to_string(t.gcoo_wide_columns)));
+
+  spmm_facts in_double(rows, short_rows, short_rows, n);
+  in_double.facts.lhs.value_bytes = 8;
+  CHECK(decide<kernels::gcoo_spmm>(in_double.facts).ok);
+
+  spmm_facts narrower(rows, short_rows, short_rows, n - 1);
+  narrower.facts.lhs.value_bytes = 8;
+  narrower.facts.vectors = n - 1;
+  CHECK_FALSE(decide<kernels::gcoo_spmm>(narrower.facts).ok);
+
+  // The wide rule's other conditions still apply: long rows decline.
+  spmm_facts long_rows(rows, short_rows + 3, short_rows + 3, n);
+  long_rows.facts.lhs.value_bytes = 8;
+  CHECK(contains(decide<kernels::gcoo_spmm>(long_rows.facts).reason, "> gcoo_wide_max_mean_row"));
+}
+
 TEST_CASE("the densify rule declines every sparse kernel of a dense enough lhs") {
   const auto& t = spade::tuning();
   // 100 x 100 with every row full: density 1.
@@ -287,18 +316,23 @@ TEST_CASE("tiled_spmm's step: N, nnz, then the tile fill against float's or doub
   CHECK(decide<kernels::tiled_spmm>(narrow_double.facts).ok);
 
   // Double with A, B and C in L2: the lower threshold, unless gcoo_spmm would run the product.
+  // 5000 rows of 12 entries: too few rows for gcoo_spmm.
   REQUIRE(t.tiled_spmm_min_fill_fp64_l2 < t.tiled_spmm_min_fill_fp64);
+  REQUIRE(5000 < t.gcoo_wide_min_rows);
+  REQUIRE(5000 * 12 >= t.tiled_spmm_min_nnz);
   const double l2_fill = (t.tiled_spmm_min_fill_fp64_l2 + t.tiled_spmm_min_fill_fp64) / 2;
-  with_fill(in_double, l2_fill);
+  spmm_facts l2_double(5000, 12, 12, wide);
+  l2_double.facts.lhs.value_bytes = 8;
+  with_fill(l2_double, l2_fill);
   CHECK(
-      contains(decide<kernels::tiled_spmm>(in_double.facts).reason, "< tiled_spmm_min_fill_fp64 "));
-  in_double.facts.fits_l2 = true;
-  REQUIRE_FALSE(decide<kernels::gcoo_spmm>(in_double.facts).ok);  // too few rows for gcoo
-  CHECK(decide<kernels::tiled_spmm>(in_double.facts).ok);
-  CHECK(contains(step<kernels::tiled_spmm>::why_chosen<rules::sparse_times_dense>(in_double.facts),
+      contains(decide<kernels::tiled_spmm>(l2_double.facts).reason, "< tiled_spmm_min_fill_fp64 "));
+  l2_double.facts.fits_l2 = true;
+  REQUIRE_FALSE(decide<kernels::gcoo_spmm>(l2_double.facts).ok);
+  CHECK(decide<kernels::tiled_spmm>(l2_double.facts).ok);
+  CHECK(contains(step<kernels::tiled_spmm>::why_chosen<rules::sparse_times_dense>(l2_double.facts),
                  ">= tiled_spmm_min_fill_fp64_l2 8 (A, B and C fit in L2)"));
-  with_fill(in_double, t.tiled_spmm_min_fill_fp64_l2 - 1);
-  CHECK(contains(decide<kernels::tiled_spmm>(in_double.facts).reason,
+  with_fill(l2_double, t.tiled_spmm_min_fill_fp64_l2 - 1);
+  CHECK(contains(decide<kernels::tiled_spmm>(l2_double.facts).reason,
                  "< tiled_spmm_min_fill_fp64_l2 "));
   in_float.facts.fits_l2 = true;  // float keeps its own threshold in L2
   with_fill(in_float, l2_fill);

@@ -66,6 +66,7 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("gcoo_wide_columns", t.gcoo_wide_columns);
   visit("gcoo_wide_min_rows", t.gcoo_wide_min_rows);
   visit("gcoo_wide_max_mean_row", t.gcoo_wide_max_mean_row);
+  visit("gcoo_fp64_wide_columns", t.gcoo_fp64_wide_columns);
   visit("gcoo_widest_columns", t.gcoo_widest_columns);
   visit("gcoo_widest_min_rows", t.gcoo_widest_min_rows);
   visit("gcoo_fp64_wide_max_mean_row", t.gcoo_fp64_wide_max_mean_row);

@@ -47,6 +47,12 @@ struct thresholds {
   long gcoo_wide_columns = 128;
   long gcoo_wide_min_rows = 8000;
   double gcoo_wide_max_mean_row = 7.5;
+  /// In double the rule for fewer than gcoo_min_rows rows applies from gcoo_fp64_wide_columns
+  /// columns of B instead of gcoo_wide_columns: at N = 32 on the real set (H200, 2026-11-28) the
+  /// L2-resident meshes it admits ran gcoo_spmm 1.11–1.66× the best cuSPARSE algorithm (bfly,
+  /// delaunay_n16, fe_4elt2, big, 4elt, dw4096) where cuSPARSE had been planned; in float they
+  /// did not (cuSPARSE reads half the bytes).
+  long gcoo_fp64_wide_columns = 32;
   long gcoo_widest_columns = 512;
   long gcoo_widest_min_rows = 5000;
   /// In double, with B at least gcoo_wide_columns wide, gcoo_spmm declines an A (not in gcoo)

@@ -42,6 +42,14 @@ struct step<kernels::gcoo_spmm> {
     if (f.destination_col_major) return "the destination is col-major";
     return {};
   }
+  // From how many columns of B an operand of fewer than gcoo_min_rows rows may run gcoo_spmm
+  // (given enough short rows): double from fewer than float.
+  static long wide_columns(const product_facts& f) {
+    return f.lhs.value_bytes == 8 ? tuning().gcoo_fp64_wide_columns : tuning().gcoo_wide_columns;
+  }
+  static const char* wide_columns_name(const product_facts& f) {
+    return f.lhs.value_bytes == 8 ? "gcoo_fp64_wide_columns" : "gcoo_wide_columns";
+  }
   // The rules for an operand the planner would convert (no tuned entry for its class).
   static std::string decline_text(const product_facts& f) {
     const auto& t = tuning();
@@ -54,9 +62,9 @@ struct step<kernels::gcoo_spmm> {
         rows < t.gcoo_min_rows && !(n >= t.gcoo_widest_columns && rows >= t.gcoo_widest_min_rows);
     if (n < t.gcoo_min_columns) {
       why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
-    } else if (few_rows && n < t.gcoo_wide_columns) {
-      why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n
-          << " < gcoo_wide_columns " << t.gcoo_wide_columns;
+    } else if (few_rows && n < wide_columns(f)) {
+      why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n << " < "
+          << wide_columns_name(f) << " " << wide_columns(f);
     } else if (few_rows && rows < t.gcoo_wide_min_rows) {
       why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and < gcoo_wide_min_rows "
           << t.gcoo_wide_min_rows;
