@@ -142,6 +142,7 @@ TEST_CASE("gcoo_spmm's step: in double at wide N, long rows go to cuSPARSE") {
 TEST_CASE("gcoo_spmm's step: fewer rows than gcoo_min_rows, from a narrower B in double") {
   const auto& t = spade::tuning();
   REQUIRE(t.gcoo_fp64_wide_columns < t.gcoo_wide_columns);
+  REQUIRE(t.gcoo_fp64_wide_columns > t.gcoo_min_columns);
   const auto rows = static_cast<index_t>(t.gcoo_wide_min_rows) + 1;
   const auto n = static_cast<index_t>(t.gcoo_fp64_wide_columns);
   const auto short_rows = static_cast<index_t>(t.gcoo_wide_max_mean_row) - 1;
@@ -159,8 +160,8 @@ TEST_CASE("gcoo_spmm's step: fewer rows than gcoo_min_rows, from a narrower B in
 
   spmm_facts narrower(rows, short_rows, short_rows, n - 1);
   narrower.facts.lhs.value_bytes = 8;
-  narrower.facts.vectors = n - 1;
-  CHECK_FALSE(decide<kernels::gcoo_spmm>(narrower.facts).ok);
+  CHECK(contains(decide<kernels::gcoo_spmm>(narrower.facts).reason,
+                 "< gcoo_fp64_wide_columns " + std::to_string(n)));
 
   // The wide rule's other conditions still apply: long rows decline.
   spmm_facts long_rows(rows, short_rows + 3, short_rows + 3, n);

@@ -444,7 +444,7 @@ TEST_CASE_TEMPLATE("gcoo_spmm: arrival counters grow when one schedule meets mor
 }
 
 TEST_CASE_TEMPLATE(
-    "planner: gcoo_spmm for wide B on short rows (in double from N = 32), cuSPARSE for narrow B", T,
+    "planner: gcoo_spmm for wide B on short rows (in double from N = 64), cuSPARSE for narrow B", T,
     float, double) {
   auto density_of = [](const auto& m) {
     return static_cast<double>(m.nnz()) / (static_cast<double>(m.rows()) * m.cols());
@@ -462,14 +462,13 @@ TEST_CASE_TEMPLATE(
   CAPTURE(narrow_plan);
   CHECK(wide_plan.find("chosen: gcoo_spmm") != std::string::npos);
   if constexpr (std::is_same_v<T, double>) {
-    // In double the rule holds from gcoo_fp64_wide_columns (32); below gcoo_min_columns no
-    // operand runs gcoo_spmm.
+    // In double the rule holds from gcoo_fp64_wide_columns (64).
     CHECK(narrow_plan.find("chosen: gcoo_spmm") != std::string::npos);
-    const spade::dense<T, gpu> narrowest = spade::to_gpu(random_values<T>(9000, 16, rng));
-    const std::string narrowest_plan = spade::explain(a * narrowest);
-    CAPTURE(narrowest_plan);
-    CHECK(narrowest_plan.find("< gcoo_min_columns") != std::string::npos);
-    CHECK(narrowest_plan.find("chosen: gcoo_spmm") == std::string::npos);
+    const spade::dense<T, gpu> narrower = spade::to_gpu(random_values<T>(9000, 32, rng));
+    const std::string narrower_plan = spade::explain(a * narrower);
+    CAPTURE(narrower_plan);
+    CHECK(narrower_plan.find("< gcoo_fp64_wide_columns") != std::string::npos);
+    CHECK(narrower_plan.find("chosen: cusparse_spmm") != std::string::npos);
   } else {
     CHECK(narrow_plan.find("< gcoo_wide_columns") != std::string::npos);
     CHECK(narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);

@@ -48,11 +48,12 @@ struct thresholds {
   long gcoo_wide_min_rows = 8000;
   double gcoo_wide_max_mean_row = 7.5;
   /// In double the rule for fewer than gcoo_min_rows rows applies from gcoo_fp64_wide_columns
-  /// columns of B instead of gcoo_wide_columns: at N = 32 on the real set (H200, 2026-11-28) the
-  /// L2-resident meshes it admits ran gcoo_spmm 1.11–1.66× the best cuSPARSE algorithm (bfly,
-  /// delaunay_n16, fe_4elt2, big, 4elt, dw4096) where cuSPARSE had been planned; in float they
-  /// did not (cuSPARSE reads half the bytes).
-  long gcoo_fp64_wide_columns = 32;
+  /// columns of B instead of gcoo_wide_columns. At N = 64 (H100, 2026-11-28, gcoo_spmm against
+  /// the best cuSPARSE algorithm) every product it admits won: the real meshes bfly 1.47, 4elt
+  /// 1.41, fe_4elt2 1.43, big 1.33, dw4096 1.30, delaunay_n16 1.29 and the paper's random
+  /// squares of 8000 and 14000 rows at 7 per row 1.15 and 1.15. At N = 32 the meshes won too
+  /// (1.11–1.73) but the 14000-row random square lost 0.81, hence 64.
+  long gcoo_fp64_wide_columns = 64;
   long gcoo_widest_columns = 512;
   long gcoo_widest_min_rows = 5000;
   /// In double, with B at least gcoo_wide_columns wide, gcoo_spmm declines an A (not in gcoo)
