@@ -1,5 +1,6 @@
 // Sparse products on the GPU through cuSPARSE: SpMV, SpMM, SpGEMM, csrgeam2 and csr2csc.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -172,10 +173,15 @@ cusparseSpMMAlg_t cusparse_alg(spmm_algorithm algorithm, std::int64_t c_rows, st
   return alg == CUSPARSE_SPMM_CSR_ALG3 && transposed_a ? CUSPARSE_SPMM_ALG_DEFAULT : alg;
 }
 
-// What SpMM preprocessing depends on besides A: the dense operands' addresses, shapes, leading
-// dimensions and orders (a pool may hand a freed address to a differently shaped matrix).
+// What a prepared SpMM descriptor is kept for besides A: the dense operands' shapes, leading
+// dimensions and orders, not their addresses. cuSPARSE lets B, C, alpha, beta and A's values
+// change between the preprocessing and later calls (the SpMV slot has never keyed on x and y
+// either), and the addresses do change from call to call in ordinary code: a result allocated
+// while the previous one is alive, or a B made fresh each iteration, alternates between pool
+// blocks. Keyed on them, each such call ran cusparseSpMM_preprocess again: 28-68 ms instead of
+// 0.6-1.1 ms for the parts of an R-MAT scale-22 SpMM on two H200s (2026-11-28).
 struct dense_operands_key {
-  std::uint64_t b_data, b_shape, b_ld, c_data, c_shape, c_ld_and_order;
+  std::uint64_t b_shape, b_ld, c_shape, c_ld_and_order;
 };
 
 template <class B, class C>
@@ -183,13 +189,13 @@ dense_operands_key key_of(const B& b, const C& c, cusparseOrder_t c_order) {
   auto shape = [](const auto& d) {
     return static_cast<std::uint64_t>(d.rows()) << 32 | static_cast<std::uint32_t>(d.cols());
   };
-  return {reinterpret_cast<std::uintptr_t>(b.data()),
-          shape(b),
+  return {shape(b),
           static_cast<std::uint64_t>(b.leading_dimension()) << 1 | (c_order == CUSPARSE_ORDER_ROW),
-          reinterpret_cast<std::uintptr_t>(c.data()),
           shape(c),
           static_cast<std::uint64_t>(c.leading_dimension()) << 1 | (c_order == CUSPARSE_ORDER_ROW)};
 }
+
+std::atomic<std::uint64_t> spmm_preparations{0};
 
 template <class T>
 attempt try_spmm(context& ctx, cusparseHandle_t handle, cusparseOperation_t op_a,
@@ -198,17 +204,16 @@ attempt try_spmm(context& ctx, cusparseHandle_t handle, cusparseOperation_t op_a
                  const dense_operands_key& operands, cusparseSpMMAlg_t alg) {
   const cudaDataType_t type = detail::cuda_type<T>;
   auto& slot = a.spmm;
-  // Preprocessing is tied to the operands it saw: the key holds their addresses and shapes.
+  // Preprocessing is tied to the operation, the algorithm and the operands' shapes.
   const std::uint64_t key[8] = {static_cast<std::uint64_t>(op_a) << 32 | op_b,
                                 static_cast<std::uint64_t>(alg),
-                                operands.b_data,
                                 operands.b_shape,
                                 operands.b_ld,
-                                operands.c_data,
                                 operands.c_shape,
                                 operands.c_ld_and_order};
   if (!matches(slot, key)) {
     restart(slot, matrix, key);
+    spmm_preparations.fetch_add(1, std::memory_order_relaxed);
     std::size_t bytes = 0;
     cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op_a, op_b, &alpha, slot.descr.get(),
                                                       b.get(), &beta, c.get(), type, alg, &bytes);
@@ -556,6 +561,10 @@ csr<T, gpu> transpose(const csr<T, gpu>& a) {
       "transposing a csr matrix (csr2csc)");
   return csr<T, gpu>(unchecked, cols, rows, std::move(row_ptr), std::move(col_idx),
                      std::move(values));
+}
+
+std::uint64_t cusparse_spmm_preparations() noexcept {
+  return spmm_preparations.load(std::memory_order_relaxed);
 }
 
 SPADE_VENDOR_SPARSE_INSTANTIATIONS(float)

@@ -586,6 +586,62 @@ TEST_CASE_TEMPLATE("spmm with a transposed A: right values and nothing printed b
   }
 }
 
+TEST_CASE_TEMPLATE("spmm reuses its prepared descriptor when B and C move, and stays right", T,
+                   float, double) {
+  // The descriptor was keyed on B's and C's addresses: a result allocated while the last one
+  // lived, or a fresh B each call, ran cusparseSpMM_preprocess on every product (28-68 ms
+  // instead of about 1 ms for the parts of an R-MAT SpMM on two GPUs). Now the key is the shapes,
+  // leading dimensions and orders: products whose B and C sit elsewhere reuse it and must still
+  // read the B and write the C they are given.
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const auto a = spade::random_sparse<T>(600, 500, 0.02, seed);
+  REQUIRE_FALSE(spade::device::rowwise_preferred(a.rows(), a.cols(), a.nnz()));
+  const auto a_g = spade::to_gpu(a);
+  const sparse_d a_d = to_double(a);
+  const auto check = [&](const auto& b, const auto& c_g) {
+    const matrix_d want = a_d * to_double(b);
+    const matrix_d magnitude = sparse_d(a_d.cwiseAbs()) * to_double(b).cwiseAbs();
+    check_close<T>(to_double(spade::to_cpu(c_g)), want, magnitude.norm(),
+                   max_terms(a, operation::none) + 1.0);
+  };
+  const auto b1 = spade::random_dense<T, row_major>(500, 32, seed + 1);
+  const auto b2 = spade::random_dense<T, row_major>(500, 32, seed + 2);
+  const auto b1_g = spade::to_gpu(b1);
+  const auto b2_g = spade::to_gpu(b2);
+  for (const spmm_algorithm alg : {spmm_algorithm::csr_alg2, spmm_algorithm::csr_alg3,
+                                   spmm_algorithm::automatic, spmm_algorithm::csr_alg1}) {
+    CAPTURE(static_cast<int>(alg));
+    auto c1_g = spade::to_gpu(nan_dense<T, row_major>(600, 32));
+    auto c2_g = spade::to_gpu(nan_dense<T, row_major>(600, 32));
+    spade::device::spmm(T(1), a_g, operation::none, b1_g, T(0), c1_g, alg);
+    check(b1, c1_g);
+    const std::uint64_t prepared = spade::device::cusparse_spmm_preparations();
+    for (int round = 0; round < 3; ++round) {
+      CAPTURE(round);
+      c1_g = spade::to_gpu(nan_dense<T, row_major>(600, 32));
+      c2_g = spade::to_gpu(nan_dense<T, row_major>(600, 32));
+      spade::device::spmm(T(1), a_g, operation::none, b2_g, T(0), c2_g, alg);
+      spade::device::spmm(T(1), a_g, operation::none, b1_g, T(0), c1_g, alg);
+      check(b2, c2_g);
+      check(b1, c1_g);
+      // A B made fresh for this call, at an address the pool picks.
+      const auto fresh = spade::random_dense<T, row_major>(500, 32, seed + 10 + round);
+      auto c3_g = spade::to_gpu(nan_dense<T, row_major>(600, 32));
+      spade::device::spmm(T(1), a_g, operation::none, spade::to_gpu(fresh), T(0), c3_g, alg);
+      check(fresh, c3_g);
+    }
+    CHECK(spade::device::cusparse_spmm_preparations() == prepared);
+    // Another shape prepares again (the key still holds the shapes), and is right.
+    const auto wider = spade::random_dense<T, row_major>(500, 33, seed + 3);
+    auto c4_g = spade::to_gpu(nan_dense<T, row_major>(600, 33));
+    spade::device::spmm(T(1), a_g, operation::none, spade::to_gpu(wider), T(0), c4_g, alg);
+    check(wider, c4_g);
+    CHECK(spade::device::cusparse_spmm_preparations() > prepared);
+  }
+}
+
 TEST_CASE_TEMPLATE("rowwise kernels called directly: odd, empty and tall shapes, real matrices", T,
                    float, double) {
   pool_guard guard;

@@ -68,11 +68,18 @@ void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x
           vector<T, gpu>& y, spmv_algorithm algorithm = spmv_algorithm::csr_alg1);
 
 /// C = alpha·op(A)·B + beta·C with cusparseSpMM on CSR; B and C dense in any layout.
-/// ALG2/ALG3 run cusparseSpMM_preprocess once per operand set (cached on A). An A that
-/// plan::rowwise_preferred names runs rowwise_spmm instead, whatever `algorithm` says.
+/// ALG2/ALG3 run cusparseSpMM_preprocess once per operation, algorithm and dense shapes
+/// (cached on A, whatever B's and C's addresses). An A that plan::rowwise_preferred names runs
+/// rowwise_spmm instead, whatever `algorithm` says.
 template <scalar T, layout LB, layout LC>
 void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>& b, T beta,
           dense<T, gpu, LC>& c, spmm_algorithm algorithm = spmm_algorithm::automatic);
+
+/// How many cuSPARSE SpMM descriptors spmm has prepared (buffer-size query, workspace and, for
+/// ALG2/ALG3, cusparseSpMM_preprocess) in this process. A csr keeps its last one while the
+/// operation, algorithm and the dense operands' shapes, leading dimensions and orders stay the
+/// same, whatever their addresses; tests read this to check that repeated products reuse it.
+std::uint64_t cusparse_spmm_preparations() noexcept;
 
 /// C = A·B (both CSR, sorted) with cusparseSpGEMM (reuse variant when available); the handle
 /// is the context's. Synchronises to learn nnz(C). Throws out_of_memory when the workspace
