@@ -80,7 +80,7 @@ inline double measured_link_bandwidth(const cluster& two) {
 /// Rows of x each part receives in the worst part, for `parts` parts of `a` (host only).
 template <class T>
 std::int64_t worst_halo_rows(const csr<T, cpu>& a, index_t parts) {
-  const auto rows = detail::partition_by_entries(a, parts);
+  const auto rows = detail::partition_for_products(a, parts);
   std::int64_t worst = 0;
   for (index_t p = 0; p < parts; ++p)
     worst = std::max<std::int64_t>(

@@ -88,6 +88,53 @@ row_partition partition_by_entries(const csr<T, cpu>& a, index_t parts) {
   return balanced_rows(prefix, parts);
 }
 
+/// What one row costs an SpMV or SpMM pass besides its entries (its row pointers, its output
+/// row, the warp or block that visits it), in entries. Fitted on the H200 from the parts of an
+/// R-MAT scale-22 SpMV on two GPUs (2026-11-28, docs/benchmarks/multi-rmat-2026-11-28.md): a
+/// part's local product cost 7.8 ps per entry and 21 ps per row, its remote product about the
+/// same per entry and 19 ps per row, so a row weighs about 2.5 entries per pass.
+inline constexpr std::int64_t row_pass_cost = 3;
+
+/// The rows of `a` in `parts` blocks balanced by the modelled time of y = A·x with x split like
+/// the rows (distribute's default): each row costs its entries plus row_pass_cost, plus
+/// row_pass_cost again when it reads an entry of x another part owns, since such a row is
+/// visited twice (by the local product and by the remote one, docs/multi-gpu.md). Which rows
+/// read other parts depends on the cut, so the cut is made without that term first and then
+/// remade from the rows the last cut sends to the remote product, at most `refinements` times
+/// (R-MAT settles after two). For a non-square `a` (x cannot be split like its rows) only the
+/// first cut is made. O(entries) per refinement, on the host.
+template <class T>
+row_partition partition_for_products(const csr<T, cpu>& a, index_t parts, int refinements = 3) {
+  const auto& row_ptr = a.row_ptr();
+  const auto& col_idx = a.col_idx();
+  std::vector<std::int64_t> prefix(static_cast<std::size_t>(a.rows()) + 1, 0);
+  for (index_t r = 0; r < a.rows(); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    prefix[i + 1] = prefix[i] + (row_ptr[i + 1] - row_ptr[i]) + row_pass_cost;
+  }
+  row_partition cut = balanced_rows(prefix, parts);
+  if (a.rows() != a.cols() || parts < 2) return cut;
+  for (int round = 0; round < refinements; ++round) {
+    for (index_t p = 0; p < parts; ++p) {
+      const index_t first = cut.begin(p), end = cut.end(p);
+      for (index_t r = first; r < end; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        bool reads_other = false;
+        for (index_t k = row_ptr[i]; k < row_ptr[i + 1] && !reads_other; ++k) {
+          const index_t c = col_idx[static_cast<std::size_t>(k)];
+          reads_other = c < first || c >= end;
+        }
+        prefix[i + 1] = prefix[i] + (row_ptr[i + 1] - row_ptr[i]) + row_pass_cost +
+                        (reads_other ? row_pass_cost : 0);
+      }
+    }
+    row_partition next = balanced_rows(prefix, parts);
+    if (next == cut) break;
+    cut = std::move(next);
+  }
+  return cut;
+}
+
 /// The rows of `a` in `parts` blocks balanced by the products of A·B they make (SpGEMM: row r
 /// of A·B costs the entries of the rows of B that row r of A names), each row counted one more.
 /// Throws dimension_mismatch unless a.cols() == b.rows().

@@ -513,9 +513,10 @@ inline row_partition split_for(const row_partition* rows, index_t count, const c
 
 }  // namespace detail
 
-/// `a`'s rows split over `where`'s GPUs in contiguous blocks balanced by entries (each row
-/// counted one more for its output), each block copied to its GPU. A gpu `a` is read through
-/// the host. Throws spade::error for an empty cluster.
+/// `a`'s rows split over `where`'s GPUs in contiguous blocks balanced by the modelled time of
+/// A·x (detail::partition_for_products: entries, a cost per row, and a second one for rows that
+/// read other parts), each block copied to its GPU; `rows` overrides the split. A gpu `a` is
+/// read through the host. Throws spade::error for an empty cluster.
 template <scalar T, space S>
 csr<T, multi_gpu> distribute(const csr<T, S>& a, const cluster& where,
                              const detail::row_partition* rows = nullptr) {
@@ -524,10 +525,9 @@ csr<T, multi_gpu> distribute(const csr<T, S>& a, const cluster& where,
   if constexpr (std::is_same_v<S, gpu>) {
     return distribute(to_cpu(a), where, rows);
   } else {
-    const detail::row_partition by_entries =
-        rows ? detail::row_partition{} : detail::partition_by_entries(a, where.size());
-    const detail::row_partition split =
-        detail::split_for(rows ? rows : &by_entries, a.rows(), where);
+    const detail::row_partition by_cost =
+        rows ? detail::row_partition{} : detail::partition_for_products(a, where.size());
+    const detail::row_partition split = detail::split_for(rows ? rows : &by_cost, a.rows(), where);
     std::vector<csr<T, gpu>> parts(where.my_parts().size());
     std::vector<std::int64_t> nnz(static_cast<std::size_t>(where.size()));
     const auto& ptr = a.row_ptr();
@@ -1342,9 +1342,8 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
   const halo_plan<T>& plan = a.halo_for(x.partition());
   const cluster& where = a.cluster();
   std::string text = "multi_gpu product over " + where.describe() + "\n";
-  text += "  rows of A split by " + std::string(is_csr_v<X> ? "products" : "entries") + ": " +
-          partition_text(a.partition()) + "; rhs rows split " + partition_text(x.partition()) +
-          "\n";
+  text += "  rows of A split " + partition_text(a.partition()) + "; rhs rows split " +
+          partition_text(x.partition()) + "\n";
   text += "  A's entries: " + std::to_string(plan.local_entries) + " read the part's own rows, " +
           std::to_string(plan.remote_entries) + " read rows of other parts\n";
   const index_t width = width_of(x);
