@@ -106,11 +106,12 @@ struct thresholds {
   double tiled_spmm_min_nnz = 5.0e4;
   double tiled_spmm_min_fill = 40.0;
   double tiled_spmm_min_fill_fp64 = 24.0;
-  /// ... and where A, B and C fit in L2 together (spmm_fits_l2), tiled_spmm_min_fill_fp64_l2,
-  /// unless gcoo_spmm would run the product. On the real set in double (H200, 2026-11-28) the
-  /// four L2-resident matrices of fill 8–24 with 5·10⁴ entries or more gained at N = 128 and 512:
-  /// bayer03 (8.6) 1.23 / 1.31× cuSPARSE, cavity14 1.45 / 1.55, ex10hs 1.17 / 1.16, bcsstk13
-  /// 0.99 / 1.15; past L2, stencil27 100³ (10.3) 0.91 and stencil7 160³ (8.1) 0.69 lost.
+  /// In double where A, B and C fit in L2 together (spmm_fits_l2), the fill threshold is
+  /// tiled_spmm_min_fill_fp64_l2 instead, unless gcoo_spmm would run the product. On the real set
+  /// in double (H200, 2026-11-28) the four L2-resident matrices of fill 8–24 with 5·10⁴ entries or
+  /// more gained at N = 128 and 512: bayer03 (8.6) 1.23 / 1.31× cuSPARSE, cavity14 1.45 / 1.55,
+  /// ex10hs 1.17 / 1.16, bcsstk13 0.99 / 1.15; past L2, stencil27 100³ (10.3) 0.91 and stencil7
+  /// 160³ (8.1) 0.69 lost.
   double tiled_spmm_min_fill_fp64_l2 = 8.0;
   long tiled_spmm_wide_columns = 64;
   /// tiled_spgemm sorts at most tiled_max_batch_pairs tile pairs at once: a longer task list

@@ -51,6 +51,16 @@ std::int64_t resident_threads_of(const A& a) {
   return 0;
 }
 
+/// L2 cache bytes of the device holding gpu operand `a` (0 for a cpu or empty operand).
+template <class A>
+std::int64_t l2_cache_bytes_of(const A& a) {
+  if constexpr (std::is_same_v<typename A::space_type, gpu>) {
+    if (const context* ctx = a.values().owner(); ctx != nullptr)
+      return ctx->properties().l2_cache_bytes;
+  }
+  return 0;
+}
+
 /// p of the gcoo the planner makes from sparse operand `a` for a device of `resident` threads
 /// (tuning().gcoo_planner_group_size; 0 resident: no device, tuning().gcoo_group_size), or a
 /// gcoo's own.
@@ -492,10 +502,9 @@ plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
     const row_profile& rows = row_profile_of(a);
     const double fill = tune_tile_fill_of(a);
     constexpr int value_bytes = sizeof(typename A::value_type);
-    choice.operand_class =
-        spmm_tune_class(value_bytes, rows.mean, rows.longest, columns, fill,
-                        spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns,
-                                     a.values().owner()->properties().l2_cache_bytes));
+    choice.operand_class = spmm_tune_class(
+        value_bytes, rows.mean, rows.longest, columns, fill,
+        spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns, l2_cache_bytes_of(a)));
     choice.entry = table->find("spmm", choice.operand_class);
     if (choice.entry)
       choice.kernel = choice.entry->decision_for(
@@ -525,9 +534,8 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
     if constexpr (std::is_same_v<typename A::space_type, gpu>) {
       f.lhs_group_size = [&a] { return planned_group_size(a); };
       if constexpr (!sparse_matrix<B>) {
-        if (const context* ctx = a.values().owner(); ctx != nullptr)
-          f.fits_l2 = spmm_fits_l2(f.lhs.value_bytes, a.rows(), a.cols(), a.nnz(), f.vectors,
-                                   ctx->properties().l2_cache_bytes);
+        if (const std::int64_t l2 = l2_cache_bytes_of(a); l2 > 0)
+          f.fits_l2 = spmm_fits_l2(f.lhs.value_bytes, a.rows(), a.cols(), a.nnz(), f.vectors, l2);
         f.lhs_tile_fill = [&a] { return tile_fill_of(a); };
         if constexpr (is_csr_v<A>)
           f.tuned_spmm = [&a](index_t columns) { return tuned_spmm_choice(a, columns); };
