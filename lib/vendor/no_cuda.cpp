@@ -78,6 +78,11 @@ void scale(T, T*, std::int64_t) {
   no_cuda("scale");
 }
 
+// Without CUDA no descriptor is ever prepared.
+std::uint64_t cusparse_spmm_preparations() noexcept {
+  return 0;
+}
+
 SPADE_VENDOR_BLAS_INSTANTIATIONS(float)
 SPADE_VENDOR_BLAS_INSTANTIATIONS(double)
 SPADE_VENDOR_SPARSE_INSTANTIATIONS(float)
