@@ -75,17 +75,23 @@ inline row_partition balanced_rows(const std::vector<std::int64_t>& work_prefix,
   return result;
 }
 
-/// The rows of `a` in `parts` blocks balanced by their entries, each row counted one more for
-/// its output (SpMV / SpMM: a part's time is its entries read plus its rows written).
+/// The prefix of a work that costs each row of `a` its entries plus `per_row`.
 template <class T>
-row_partition partition_by_entries(const csr<T, cpu>& a, index_t parts) {
+std::vector<std::int64_t> entry_work_prefix(const csr<T, cpu>& a, std::int64_t per_row) {
   const auto& row_ptr = a.row_ptr();
   std::vector<std::int64_t> prefix(static_cast<std::size_t>(a.rows()) + 1, 0);
   for (index_t r = 0; r < a.rows(); ++r) {
     const auto i = static_cast<std::size_t>(r);
-    prefix[i + 1] = prefix[i] + (row_ptr[i + 1] - row_ptr[i]) + 1;
+    prefix[i + 1] = prefix[i] + (row_ptr[i + 1] - row_ptr[i]) + per_row;
   }
-  return balanced_rows(prefix, parts);
+  return prefix;
+}
+
+/// The rows of `a` in `parts` blocks balanced by their entries, each row counted one more for
+/// its output (SpMV / SpMM: a part's time is its entries read plus its rows written).
+template <class T>
+row_partition partition_by_entries(const csr<T, cpu>& a, index_t parts) {
+  return balanced_rows(entry_work_prefix(a, 1), parts);
 }
 
 /// What one row costs an SpMV or SpMM pass besides its entries (its row pointers, its output
@@ -105,15 +111,11 @@ inline constexpr std::int64_t row_pass_cost = 3;
 /// first cut is made. O(entries) per refinement, on the host.
 template <class T>
 row_partition partition_for_products(const csr<T, cpu>& a, index_t parts, int refinements = 3) {
-  const auto& row_ptr = a.row_ptr();
-  const auto& col_idx = a.col_idx();
-  std::vector<std::int64_t> prefix(static_cast<std::size_t>(a.rows()) + 1, 0);
-  for (index_t r = 0; r < a.rows(); ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    prefix[i + 1] = prefix[i] + (row_ptr[i + 1] - row_ptr[i]) + row_pass_cost;
-  }
+  std::vector<std::int64_t> prefix = entry_work_prefix(a, row_pass_cost);
   row_partition cut = balanced_rows(prefix, parts);
   if (a.rows() != a.cols() || parts < 2) return cut;
+  const auto& row_ptr = a.row_ptr();
+  const auto& col_idx = a.col_idx();
   for (int round = 0; round < refinements; ++round) {
     for (index_t p = 0; p < parts; ++p) {
       const index_t first = cut.begin(p), end = cut.end(p);
