@@ -303,6 +303,28 @@ int command_multi(const options& opt, run_options& ro) {
           std::printf("single GPU:\n%s\n%s\n", spade::explain(ga * gx).c_str(),
                       spade::explain(ga * gb).c_str());
         }
+        // Both ways of running a product with a halo, forced, beside the planned one above.
+        const std::pair<const char*, detail::halo_product> paths[] = {
+            {"_overlapped", detail::halo_product::overlapped},
+            {"_stacked", detail::halo_product::stacked}};
+        for (const auto& [suffix, how] : paths) {
+          double forced_one = one_spmv;  // record() writes it on a cluster of one only
+          record(
+              std::string("spmv") + suffix,
+              [&] {
+                vector<T, multi_gpu> y;
+                detail::distributed_spmm(da, dx, y, how);
+              },
+              single_spmv, forced_one);
+          forced_one = one_spmm;
+          record(
+              "spmm" + std::to_string(width) + suffix,
+              [&] {
+                dense<T, multi_gpu> y;
+                detail::distributed_spmm(da, db, y, how);
+              },
+              single_spmm, forced_one);
+        }
         time_split(where, da, dx, "spmv", warmups, reps);
         time_split(where, da, db, "spmm" + std::to_string(width), warmups, reps);
       }

@@ -127,6 +127,30 @@ spade::csr<T, cpu> input_matrix(const shape& s, splitmix64& rng) {
   return a;
 }
 
+/// Runs f(where, shape, a, da) for every cluster and every shape: A drawn from rng, da its split
+/// over the cluster (the cluster's size and the shape are captured for the failure report).
+template <class T, class F>
+void over_clusters_and_shapes(splitmix64& rng, F&& f) {
+  for (const auto& where : clusters()) {
+    CAPTURE(where.size());
+    for (const shape& s : shapes) {
+      CAPTURE(s.rows);
+      CAPTURE(s.cols);
+      const auto a = input_matrix<T>(s, rng);
+      f(where, s, a, spade::distribute(a, where));
+    }
+  }
+}
+
+/// A vector split like `da`'s rows, every element NaN: a product that leaves one unwritten fails.
+template <class T>
+spade::vector<T, multi_gpu> nan_vector_like(const spade::csr<T, multi_gpu>& da) {
+  return spade::distribute(
+      spade::vector<T, cpu>(
+          std::vector<T>(static_cast<std::size_t>(da.rows()), std::numeric_limits<T>::quiet_NaN())),
+      da);
+}
+
 /// n values in [-1, 1), none zero.
 template <class T>
 std::vector<T> nonzero_values(index_t n, splitmix64& rng) {
@@ -144,31 +168,26 @@ TEST_CASE_TEMPLATE("distribute and gather give back every csr, dense and vector"
   const auto seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng(seed);
-  for (const auto& where : clusters()) {
-    CAPTURE(where.size());
-    for (const shape& s : shapes) {
-      CAPTURE(s.rows);
-      CAPTURE(s.cols);
-      const auto a = input_matrix<T>(s, rng);
-      const auto da = spade::distribute(a, where);
-      CHECK(da.rows() == a.rows());
-      CHECK(da.cols() == a.cols());
-      CHECK(da.nnz() == a.nnz());
-      CHECK(da.partition().parts() == where.size());
-      spade::testing::check_same(spade::gather(da), a);
-      const auto copy = da;  // deep, each part on its GPU
-      spade::testing::check_same(spade::gather(copy), a);
+  over_clusters_and_shapes<T>(
+      rng, [&](const auto& where, const shape&, const auto& a, const auto& da) {
+        const index_t rows = a.rows();
+        CHECK(da.rows() == a.rows());
+        CHECK(da.cols() == a.cols());
+        CHECK(da.nnz() == a.nnz());
+        CHECK(da.partition().parts() == where.size());
+        spade::testing::check_same(spade::gather(da), a);
+        const auto copy = da;  // deep, each part on its GPU
+        spade::testing::check_same(spade::gather(copy), a);
 
-      const auto x = spade::testing::random_dense<T, row_major>(s.rows, 3, 0.1, rng, true);
-      spade::testing::check_same(spade::gather(spade::distribute(x, where)), x);
-      const auto xc = spade::testing::random_dense<T, col_major>(s.rows, 2, 0.1, rng);
-      spade::testing::check_same(spade::gather(spade::distribute(xc, da)), xc);
-      const spade::vector<T, cpu> vec(nonzero_values<T>(s.rows, rng));
-      const auto dv = spade::distribute(vec, da);
-      CHECK(dv.partition() == da.partition());
-      spade::testing::check_same(spade::gather(dv), vec);
-    }
-  }
+        const auto x = spade::testing::random_dense<T, row_major>(rows, 3, 0.1, rng, true);
+        spade::testing::check_same(spade::gather(spade::distribute(x, where)), x);
+        const auto xc = spade::testing::random_dense<T, col_major>(rows, 2, 0.1, rng);
+        spade::testing::check_same(spade::gather(spade::distribute(xc, da)), xc);
+        const spade::vector<T, cpu> vec(nonzero_values<T>(rows, rng));
+        const auto dv = spade::distribute(vec, da);
+        CHECK(dv.partition() == da.partition());
+        spade::testing::check_same(spade::gather(dv), vec);
+      });
 }
 
 TEST_CASE_TEMPLATE("multi_gpu SpMV and SpMM equal the single-GPU product within k eps", T, float,
@@ -177,48 +196,79 @@ TEST_CASE_TEMPLATE("multi_gpu SpMV and SpMM equal the single-GPU product within 
   const auto seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng(seed);
-  for (const auto& where : clusters()) {
-    CAPTURE(where.size());
-    for (const shape& s : shapes) {
-      CAPTURE(s.rows);
-      CAPTURE(s.cols);
-      const auto a = input_matrix<T>(s, rng);
-      const auto da = spade::distribute(a, where);
-      // x split evenly: not like A's columns, so the halo covers a real exchange.
-      const std::vector<T> xv = nonzero_values<T>(s.cols, rng);
-      const spade::vector<T, cpu> x(xv);
-      const auto dx = spade::distribute(x, where);
-      spade::vector<T, multi_gpu> y(spade::distribute(
-          spade::vector<T, cpu>(std::vector<T>(static_cast<std::size_t>(s.rows),
-                                               std::numeric_limits<T>::quiet_NaN())),
-          da));
-      y = da * dx;
-      CHECK(y.size() == a.rows());
-      CHECK(y.partition() == da.partition());
-      std::vector<double> want, scale;
-      host_product(a, std::vector<double>(xv.begin(), xv.end()), 1, want, scale);
-      check_close(spade::gather(y).values(), want, scale, 2.0 * (s.cols + 2));
-      // Against the single-GPU product, within the same bound.
-      const spade::vector<T, gpu> single = spade::to_gpu(a) * spade::to_gpu(x);
-      const auto single_host = spade::to_cpu(single);
-      const std::vector<double> single_values(single_host.values().begin(),
-                                              single_host.values().end());
-      check_close(spade::gather(y).values(), single_values, scale, 4.0 * (s.cols + 2));
+  over_clusters_and_shapes<T>(
+      rng, [&](const auto& where, const shape&, const auto& a, const auto& da) {
+        const index_t cols = a.cols();
+        // x split evenly: not like A's columns, so the halo covers a real exchange.
+        const std::vector<T> xv = nonzero_values<T>(cols, rng);
+        const spade::vector<T, cpu> x(xv);
+        const auto dx = spade::distribute(x, where);
+        spade::vector<T, multi_gpu> y = nan_vector_like(da);
+        y = da * dx;
+        CHECK(y.size() == a.rows());
+        CHECK(y.partition() == da.partition());
+        std::vector<double> want, scale;
+        host_product(a, std::vector<double>(xv.begin(), xv.end()), 1, want, scale);
+        check_close(spade::gather(y).values(), want, scale, 2.0 * (cols + 2));
+        // Against the single-GPU product, within the same bound.
+        const spade::vector<T, gpu> single = spade::to_gpu(a) * spade::to_gpu(x);
+        const auto single_host = spade::to_cpu(single);
+        const std::vector<double> single_values(single_host.values().begin(),
+                                                single_host.values().end());
+        check_close(spade::gather(y).values(), single_values, scale, 4.0 * (cols + 2));
 
-      const auto check_spmm = [&](auto layout_tag) {
-        using L = decltype(layout_tag);
-        CAPTURE(L::name);
-        const auto b = spade::testing::random_dense<T, L>(s.cols, 5, 0.0, rng);
-        const auto db = spade::distribute(b, where);
-        const spade::dense<T, multi_gpu, L> c = da * db;
-        std::vector<double> want_c, scale_c;
-        host_product(a, row_major_values(b), 5, want_c, scale_c);
-        check_close(row_major_of(spade::gather(c)), want_c, scale_c, 2.0 * (s.cols + 2));
-      };
-      check_spmm(row_major{});
-      check_spmm(col_major{});
+        const auto check_spmm = [&](auto layout_tag) {
+          using L = decltype(layout_tag);
+          CAPTURE(L::name);
+          const auto b = spade::testing::random_dense<T, L>(cols, 5, 0.0, rng);
+          const auto db = spade::distribute(b, where);
+          const spade::dense<T, multi_gpu, L> c = da * db;
+          std::vector<double> want_c, scale_c;
+          host_product(a, row_major_values(b), 5, want_c, scale_c);
+          check_close(row_major_of(spade::gather(c)), want_c, scale_c, 2.0 * (cols + 2));
+        };
+        check_spmm(row_major{});
+        check_spmm(col_major{});
+      });
+}
+
+TEST_CASE_TEMPLATE("both halo paths of a multi_gpu product, overlapped and stacked, are right", T,
+                   float, double) {
+  // distributed_spmm runs a product either overlapped (local product during the exchange, then
+  // the halo rows' product added in) or stacked (after the exchange, the renumbered rows times
+  // X_p stacked over the halo); the planner picks one, so each is forced here.
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  using spade::detail::halo_product;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  over_clusters_and_shapes<T>(rng, [&](const auto& where, const shape&, const auto& a,
+                                       const auto& da) {
+    const index_t rows = a.rows(), cols = a.cols();
+    const std::vector<T> xv = nonzero_values<T>(cols, rng);
+    const auto dx = spade::distribute(spade::vector<T, cpu>(xv), where);
+    const auto b = spade::testing::random_dense<T, row_major>(cols, 3, 0.0, rng);
+    const auto db = spade::distribute(b, where);
+    std::vector<double> want, scale, want_c, scale_c;
+    host_product(a, std::vector<double>(xv.begin(), xv.end()), 1, want, scale);
+    host_product(a, row_major_values(b), 3, want_c, scale_c);
+    for (const halo_product how : {halo_product::overlapped, halo_product::stacked}) {
+      CAPTURE(static_cast<int>(how));
+      spade::vector<T, multi_gpu> y = nan_vector_like(da);
+      spade::detail::distributed_spmm(da, dx, y, how);
+      CHECK(y.partition() == da.partition());
+      check_close(spade::gather(y).values(), want, scale, 2.0 * (cols + 2));
+      spade::dense<T, multi_gpu, row_major> c = spade::distribute(
+          spade::dense<T, cpu, row_major>::constant(rows, 3, std::numeric_limits<T>::quiet_NaN()),
+          da);
+      spade::detail::distributed_spmm(da, db, c, how);
+      CHECK(c.partition() == da.partition());
+      check_close(row_major_of(spade::gather(c)), want_c, scale_c, 2.0 * (cols + 2));
+      // Twice: the second call reuses the cached plan (and the stacked path's renumbered A).
+      spade::detail::distributed_spmm(da, db, c, how);
+      check_close(row_major_of(spade::gather(c)), want_c, scale_c, 2.0 * (cols + 2));
     }
-  }
+  });
 }
 
 TEST_CASE_TEMPLATE("multi_gpu SpGEMM has the single-GPU pattern and close values", T, float,
@@ -227,36 +277,29 @@ TEST_CASE_TEMPLATE("multi_gpu SpGEMM has the single-GPU pattern and close values
   const auto seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng(seed);
-  for (const auto& where : clusters()) {
-    CAPTURE(where.size());
-    for (const shape& s : shapes) {
-      CAPTURE(s.rows);
-      CAPTURE(s.cols);
-      const auto a = input_matrix<T>(s, rng);
-      const auto b = spade::testing::random_csr<T>(s.cols, s.rows + 3, s.density, rng, 0.7);
-      const auto da = spade::distribute(a, where);
-      const auto db = spade::distribute(b, where);
-      const spade::csr<T, multi_gpu> dc = da * db;
-      const auto got = spade::gather(dc);
-      const auto single = spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) * spade::to_gpu(b)));
-      CHECK(dc.nnz() == single.nnz());
-      CHECK(got.row_ptr() == single.row_ptr());
-      CHECK(got.col_idx() == single.col_idx());
-      std::size_t wrong = 0;
-      for (std::size_t k = 0; k < got.values().size(); ++k) {
-        const double g = got.values()[k], w = single.values()[k];
-        if (!(std::abs(g - w) <= 8 * (s.cols + 2) * eps<T>() * std::max(1.0, std::abs(w)))) ++wrong;
-      }
-      CHECK(wrong == 0u);
-      // A·A with A square: the halo of A over its own rows.
-      if (s.rows == s.cols && s.rows > 0) {
-        const spade::csr<T, multi_gpu> aa = da * da;
-        const auto single_aa =
-            spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) * spade::to_gpu(a)));
-        CHECK(spade::gather(aa).col_idx() == single_aa.col_idx());
-      }
+  over_clusters_and_shapes<T>(rng, [&](const auto& where, const shape& s, const auto& a,
+                                       const auto& da) {
+    const auto b = spade::testing::random_csr<T>(s.cols, s.rows + 3, s.density, rng, 0.7);
+    const auto db = spade::distribute(b, where);
+    const spade::csr<T, multi_gpu> dc = da * db;
+    const auto got = spade::gather(dc);
+    const auto single = spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) * spade::to_gpu(b)));
+    CHECK(dc.nnz() == single.nnz());
+    CHECK(got.row_ptr() == single.row_ptr());
+    CHECK(got.col_idx() == single.col_idx());
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < got.values().size(); ++k) {
+      const double g = got.values()[k], w = single.values()[k];
+      if (!(std::abs(g - w) <= 8 * (s.cols + 2) * eps<T>() * std::max(1.0, std::abs(w)))) ++wrong;
     }
-  }
+    CHECK(wrong == 0u);
+    // A·A with A square: the halo of A over its own rows.
+    if (s.rows == s.cols && s.rows > 0) {
+      const spade::csr<T, multi_gpu> aa = da * da;
+      const auto single_aa = spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(a) * spade::to_gpu(a)));
+      CHECK(spade::gather(aa).col_idx() == single_aa.col_idx());
+    }
+  });
 }
 
 TEST_CASE_TEMPLATE("multi_gpu element-wise trees, sums and reductions run part by part", T, float,
@@ -431,6 +474,25 @@ TEST_CASE("explain shows the partition and each communication step") {
   CHECK(contains(axpy, "no communication"));
   const std::string spgemm = spade::explain(da * da);
   CHECK(contains(spgemm, "each owner gathers them from B_q"));
+  // The stencil's few remote entries keep SpMM overlapped; half of a random matrix's entries
+  // read the other part's rows, so its SpMM with 4 fp64 columns (32-byte rows) runs stacked,
+  // its SpMV (one value a row) and SpMM with 16 columns (128 bytes) overlapped.
+  const auto db = spade::distribute(spade::random_dense<double, row_major>(a.rows(), 4, 3), da);
+  CHECK(contains(spade::explain(da * db), "overlapped with step 2"));
+  const auto r = spade::random_sparse<double>(1000, 1000, 0.01, 11);
+  const auto dr = spade::distribute(r, where);
+  const auto dr_x = spade::distribute(spade::vector<double, cpu>::ones(r.rows()), dr);
+  const auto dr_4 = spade::distribute(spade::random_dense<double, row_major>(r.rows(), 4, 4), dr);
+  const auto dr_16 = spade::distribute(spade::random_dense<double, row_major>(r.rows(), 16, 5), dr);
+  CHECK(contains(spade::explain(dr * dr_x), "overlapped with step 2"));
+  CHECK(contains(spade::explain(dr * dr_16), "overlapped with step 2"));
+  const std::string stacked = spade::explain(dr * dr_4);
+  if (where.size() > 1) {
+    CHECK(contains(stacked, "before step 2"));
+    CHECK(contains(stacked, "stacked: a row of the rhs is 32 bytes"));
+  } else {
+    CHECK(contains(stacked, "overlapped with step 2"));  // one part: nothing is remote
+  }
 }
 
 TEST_CASE("multi_gpu errors: other clusters, other splits, shapes") {

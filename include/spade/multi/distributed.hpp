@@ -3,6 +3,7 @@
 // a halo exchange over NCCL.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -310,7 +311,21 @@ struct halo_plan {
   /// [slot] rows_p × (cols.size(p) + halo size): local and remote side by side, the remote
   /// columns after the part's own (SpGEMM multiplies it by B_p stacked over the halo rows, one
   /// product instead of two and a sum). Made on the first SpGEMM.
+  /// Throws out_of_memory when a part's copy does not fit; extended_failed() then says so, and
+  /// automatic products stay overlapped (stacked_product_preferred).
   const std::vector<csr<T, gpu>>& extended() const {
+    try {
+      build_extended();
+    } catch (const out_of_memory&) {
+      extended_failed_ = true;
+      throw;
+    }
+    return extended_;
+  }
+  bool extended_failed() const noexcept { return extended_failed_; }
+
+ private:
+  void build_extended() const {
     std::call_once(extended_once_, [&] {
       extended_.resize(local.size());
       for (std::size_t s = 0; s < local.size(); ++s) {
@@ -340,10 +355,9 @@ struct halo_plan {
         extended_[s] = to_gpu(both);
       }
     });
-    return extended_;
   }
 
- private:
+  mutable std::atomic<bool> extended_failed_{false};
   mutable std::once_flag extended_once_;
   mutable std::vector<csr<T, gpu>> extended_;
 
@@ -788,11 +802,98 @@ void add_remote(const halo_plan<T>& plan, const cluster& where, std::size_t s, i
                    row_major_rows<Part>());
 }
 
-/// Y = A·X for a multi_gpu csr A and a multi_gpu vector or dense X: each part packs the rows
-/// of its block of X that others read, one NCCL group exchanges them while each part computes
-/// local_p · X_p, then each adds remote_p · halo_p. Y is split like A's rows.
+/// How each part runs a product A·X whose entries read rows of X held by other parts.
+enum class halo_product {
+  automatic,   // stacked_product_preferred decides
+  overlapped,  // local_p · X_p during the exchange, then remote_p · halo_p added into its rows
+  stacked,     // after the exchange, A's rows renumbered (extended) times X_p stacked over the
+               // halo: each row visited once, nothing overlaps the exchange
+};
+
+// When the stacked path wins, measured on 2 x H200 (docs/benchmarks/multi-stacked-2026-11-28.md):
+// on R-MAT, where half of A's entries read the other part's rows, SpMM with 8 columns ran 6-14 %
+// faster stacked (rows of X of 32 and 64 bytes) but 8 % slower with 32 fp64 columns (256 bytes:
+// the exchange it no longer hides grows with the row, the second pass it saves does not), and
+// SpMV 12-20 % slower (a row pass costs little next to the exposed exchange). On a stencil
+// (under 2 % of entries remote) SpMM8 tied and SpMV lost 6 %.
+inline constexpr index_t stacked_min_width = 2;
+inline constexpr std::int64_t stacked_max_row_bytes = 64;
+inline constexpr double stacked_min_remote_share = 0.25;
+
+/// Whether a product of width `width` over `plan` runs stacked rather than overlapped: X's rows
+/// narrow but not single values, and at least a quarter of A's entries (this process's parts)
+/// reading other parts' rows. Processes may choose differently: both paths post the same
+/// exchange.
+template <scalar T>
+bool stacked_product_preferred(const halo_plan<T>& plan, index_t width) {
+  const std::int64_t entries = plan.local_entries + plan.remote_entries;
+  return width >= stacked_min_width &&
+         static_cast<std::int64_t>(width) * static_cast<std::int64_t>(sizeof(T)) <=
+             stacked_max_row_bytes &&
+         entries > 0 &&
+         static_cast<double>(plan.remote_entries) >=
+             stacked_min_remote_share * static_cast<double>(entries) &&
+         !plan.extended_failed();
+}
+
+/// Y = A·X over the stacked path (halo_product::stacked), for a vector or row-major X.
 template <scalar T, class X, class Y>
-void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
+void stacked_spmm(const csr<T, multi_gpu>& a, const halo_plan<T>& plan, const X& x, Y& y) {
+  static_assert(row_major_rows<X>(), "stacked_spmm: X's rows must be contiguous");
+  const cluster& where = a.cluster();
+  const auto& extended = plan.extended();
+  const index_t width = width_of(x);
+  const auto w = static_cast<std::size_t>(width);
+  const std::size_t slots = a.local_parts();
+  std::vector<device_buffer<T>> sent(slots), stack(slots);
+  std::vector<part_exchange> exchange(slots);
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    const auto own = static_cast<std::size_t>(x.partition().size(p)) * w;
+    sent[s] = device_buffer<T>(static_cast<std::size_t>(plan.send_size(s)) * w);
+    stack[s] = device_buffer<T>(own + static_cast<std::size_t>(plan.halo_size(s)) * w);
+    exchange[s] =
+        halo_transfers(plan, s, p, where.size(), width, sent[s].data(), stack[s].data() + own);
+  });
+  // The exchange waits for the buffers and X's producers only; X_p's copy onto the stack runs
+  // beside it on the context stream.
+  order_communication(where);
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    const auto own = static_cast<std::size_t>(x.partition().size(p)) * w;
+    if (own)
+      where.context_of(p).copy_on_device(stack[s].data(), x.slot(s).values().data(),
+                                         own * sizeof(T));
+  });
+  for (std::size_t s = 0; s < slots; ++s)
+    pack_halo(plan, where, s, where.my_parts()[s], x, sent[s].data());
+  post_exchange(where, exchange, /*after_context_work=*/false);
+  join_exchange(where);
+  std::vector<typename Y::part_type> result(slots);
+  for_each_part(where, false, [&](std::size_t s, int p) {
+    const index_t rows = a.partition().size(p);
+    const index_t stack_rows = x.partition().size(p) + plan.halo_size(s);
+    if (rows == 0 || stack_rows == 0) {
+      if constexpr (is_vector_v<Y>)
+        result[s] = typename Y::part_type(rows);
+      else
+        result[s] = typename Y::part_type(rows, width);
+    } else {
+      result[s] = extended[s] * halo_operand<X>(std::move(stack[s]), stack_rows, width);
+    }
+  });
+  for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
+  if constexpr (is_vector_v<Y>)
+    y = Y(where, a.partition(), std::move(result));
+  else
+    y = Y(where, a.partition(), width, std::move(result));
+}
+
+/// Y = A·X for a multi_gpu csr A and a multi_gpu vector or dense X. Overlapped: each part packs
+/// the rows of its block of X that others read, one NCCL group exchanges them while each part
+/// computes local_p · X_p, then each adds remote_p · halo_p. Stacked (for a vector or row-major
+/// X, where `how` or stacked_product_preferred asks): see stacked_spmm. Y is split like A's rows.
+template <scalar T, class X, class Y>
+void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y,
+                      halo_product how = halo_product::automatic) {
   require_same_cluster(a.cluster(), x.cluster(), "multi_gpu product");
   if (a.cols() != x.partition().rows())
     throw dimension_mismatch("multi_gpu product: lhs is " + expr::shape_text(a.rows(), a.cols()) +
@@ -801,6 +902,21 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y) {
   const halo_plan<T>& plan = a.halo_for(x.partition());
   const index_t width = width_of(x);
   const std::size_t slots = a.local_parts();
+  if constexpr (row_major_rows<X>()) {
+    bool stacked = how == halo_product::stacked;
+    if (how == halo_product::automatic && stacked_product_preferred(plan, width)) {
+      try {
+        plan.extended();  // the renumbered copy of A's parts, made once
+        stacked = true;
+      } catch (const out_of_memory&) {
+        // No room for the copy on some part: the overlapped path needs none.
+      }
+    }
+    if (stacked) {
+      stacked_spmm(a, plan, x, y);
+      return;
+    }
+  }
   std::vector<device_buffer<T>> sent(slots), received(slots);
   std::vector<part_exchange> exchange(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
@@ -1348,13 +1464,18 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
           std::to_string(plan.remote_entries) + " read rows of other parts\n";
   const index_t width = width_of(x);
   std::int64_t bytes = 0;
-  if constexpr (!is_csr_v<X>) bytes = plan.halo_rows * width * static_cast<std::int64_t>(sizeof(T));
+  bool stacked = false;
+  if constexpr (!is_csr_v<X>) {
+    bytes = plan.halo_rows * width * static_cast<std::int64_t>(sizeof(T));
+    if constexpr (row_major_rows<X>()) stacked = stacked_product_preferred(plan, width);
+  }
   text +=
       "  step 1, halo exchange (NCCL grouped send/receive on each part's communication "
       "stream): " +
       std::to_string(plan.halo_rows) + " rows of the rhs move in all";
   if constexpr (!is_csr_v<X>)
-    text += " (" + std::to_string(bytes) + " bytes), overlapped with step 2";
+    text += " (" + std::to_string(bytes) + " bytes), " +
+            (stacked ? std::string("before step 2") : std::string("overlapped with step 2"));
   else
     text += " (each owner gathers them from B_q, then row pointers, columns, values)";
   text += "\n";
@@ -1374,6 +1495,17 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
     }
     if (plan.halo_size(s) == 0) text += " nothing";
     text += "\n";
+  }
+  if (stacked) {
+    // The stacked operands exist only while the product runs, so no single-GPU plan is shown.
+    text +=
+        "  step 2, one product on each part after the exchange (stacked: a row of the rhs "
+        "is " +
+        std::to_string(width * static_cast<index_t>(sizeof(T))) +
+        " bytes and a quarter or more of A's entries read other parts' rows): the part's "
+        "rows of A, renumbered, times its block of the rhs stacked over the received rows; "
+        "each row of A is visited once\n";
+    return text;
   }
   // The single-GPU plan of the first part's local product, as its GPU plans it.
   for (std::size_t s = 0; s < a.local_parts(); ++s) {
