@@ -54,3 +54,28 @@ TEST_CASE("empty multi_gpu objects are values: copied, moved, compared by shape"
   CHECK(d.rows() == 0);
   CHECK(d.cols() == 0);
 }
+
+TEST_CASE("the stacked halo product is chosen at its measured bounds, on any machine") {
+  // detail::stacked_product_preferred decides from the halo plan's entry counts and X's width
+  // only (docs/benchmarks/multi-stacked-2026-11-28.md): 2 or more columns, rows of X of at most
+  // 64 bytes, a quarter or more of the entries remote. Here the counts are set by hand.
+  using spade::detail::stacked_product_preferred;
+  spade::detail::halo_plan<double> plan;
+  CHECK_FALSE(stacked_product_preferred(plan, 8));  // no entries at all
+  plan.local_entries = 75;
+  plan.remote_entries = 25;                         // exactly a quarter
+  CHECK_FALSE(stacked_product_preferred(plan, 1));  // SpMV: overlapped
+  CHECK(stacked_product_preferred(plan, 2));
+  CHECK(stacked_product_preferred(plan, 8));        // 64-byte rows
+  CHECK_FALSE(stacked_product_preferred(plan, 9));  // 72-byte rows
+  CHECK_FALSE(stacked_product_preferred(plan, 32));
+  plan.local_entries = 76;
+  plan.remote_entries = 24;  // under a quarter (a stencil's boundary is under 2 %)
+  CHECK_FALSE(stacked_product_preferred(plan, 8));
+
+  spade::detail::halo_plan<float> narrow;
+  narrow.local_entries = 50;
+  narrow.remote_entries = 50;
+  CHECK(stacked_product_preferred(narrow, 16));        // 64-byte rows of float
+  CHECK_FALSE(stacked_product_preferred(narrow, 17));  // 68 bytes
+}
