@@ -836,32 +836,56 @@ bool stacked_product_preferred(const halo_plan<T>& plan, index_t width) {
          !plan.extended_failed();
 }
 
-/// Y = A·X over the stacked path (halo_product::stacked), for a vector or row-major X.
+/// An all-zero part of Y = A·X for a part whose product has nothing to multiply.
+template <class Y>
+typename Y::part_type empty_product_part(index_t rows, index_t width) {
+  if constexpr (is_vector_v<Y>)
+    return typename Y::part_type(rows);
+  else
+    return typename Y::part_type(rows, width);
+}
+
+/// Ends either halo path: frees the send buffers (on each context stream, which now waits for
+/// the exchange) and makes Y from the parts, split like A's rows.
+template <scalar T, class Y>
+void finish_halo_product(const csr<T, multi_gpu>& a, index_t width,
+                         std::vector<device_buffer<T>>& sent,
+                         std::vector<typename Y::part_type>& result, Y& y) {
+  const cluster& where = a.cluster();
+  for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
+  if constexpr (is_vector_v<Y>)
+    y = Y(where, a.partition(), std::move(result));
+  else
+    y = Y(where, a.partition(), width, std::move(result));
+}
+
+/// Y = A·X over the stacked path (halo_product::stacked), for a vector or row-major X;
+/// `extended` is plan.extended(), A's parts renumbered over X_p stacked on the halo.
 template <scalar T, class X, class Y>
-void stacked_spmm(const csr<T, multi_gpu>& a, const halo_plan<T>& plan, const X& x, Y& y) {
+void stacked_spmm(const csr<T, multi_gpu>& a, const halo_plan<T>& plan,
+                  const std::vector<csr<T, gpu>>& extended, const X& x, Y& y) {
   static_assert(row_major_rows<X>(), "stacked_spmm: X's rows must be contiguous");
   const cluster& where = a.cluster();
-  const auto& extended = plan.extended();
   const index_t width = width_of(x);
   const auto w = static_cast<std::size_t>(width);
   const std::size_t slots = a.local_parts();
   std::vector<device_buffer<T>> sent(slots), stack(slots);
+  std::vector<std::size_t> own(slots);  // X_p's values, at the head of the stack
   std::vector<part_exchange> exchange(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
-    const auto own = static_cast<std::size_t>(x.partition().size(p)) * w;
+    own[s] = static_cast<std::size_t>(x.partition().size(p)) * w;
     sent[s] = device_buffer<T>(static_cast<std::size_t>(plan.send_size(s)) * w);
-    stack[s] = device_buffer<T>(own + static_cast<std::size_t>(plan.halo_size(s)) * w);
+    stack[s] = device_buffer<T>(own[s] + static_cast<std::size_t>(plan.halo_size(s)) * w);
     exchange[s] =
-        halo_transfers(plan, s, p, where.size(), width, sent[s].data(), stack[s].data() + own);
+        halo_transfers(plan, s, p, where.size(), width, sent[s].data(), stack[s].data() + own[s]);
   });
   // The exchange waits for the buffers and X's producers only; X_p's copy onto the stack runs
   // beside it on the context stream.
   order_communication(where);
   for_each_part(where, false, [&](std::size_t s, int p) {
-    const auto own = static_cast<std::size_t>(x.partition().size(p)) * w;
-    if (own)
+    if (own[s])
       where.context_of(p).copy_on_device(stack[s].data(), x.slot(s).values().data(),
-                                         own * sizeof(T));
+                                         own[s] * sizeof(T));
   });
   for (std::size_t s = 0; s < slots; ++s)
     pack_halo(plan, where, s, where.my_parts()[s], x, sent[s].data());
@@ -871,20 +895,12 @@ void stacked_spmm(const csr<T, multi_gpu>& a, const halo_plan<T>& plan, const X&
   for_each_part(where, false, [&](std::size_t s, int p) {
     const index_t rows = a.partition().size(p);
     const index_t stack_rows = x.partition().size(p) + plan.halo_size(s);
-    if (rows == 0 || stack_rows == 0) {
-      if constexpr (is_vector_v<Y>)
-        result[s] = typename Y::part_type(rows);
-      else
-        result[s] = typename Y::part_type(rows, width);
-    } else {
+    if (rows == 0 || stack_rows == 0)
+      result[s] = empty_product_part<Y>(rows, width);
+    else
       result[s] = extended[s] * halo_operand<X>(std::move(stack[s]), stack_rows, width);
-    }
   });
-  for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
-  if constexpr (is_vector_v<Y>)
-    y = Y(where, a.partition(), std::move(result));
-  else
-    y = Y(where, a.partition(), width, std::move(result));
+  finish_halo_product(a, width, sent, result, y);
 }
 
 /// Y = A·X for a multi_gpu csr A and a multi_gpu vector or dense X. Overlapped: each part packs
@@ -903,17 +919,18 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y,
   const index_t width = width_of(x);
   const std::size_t slots = a.local_parts();
   if constexpr (row_major_rows<X>()) {
-    bool stacked = how == halo_product::stacked;
-    if (how == halo_product::automatic && stacked_product_preferred(plan, width)) {
+    const std::vector<csr<T, gpu>>* extended = nullptr;  // the renumbered copy, made once
+    if (how == halo_product::stacked) {
+      extended = &plan.extended();
+    } else if (how == halo_product::automatic && stacked_product_preferred(plan, width)) {
       try {
-        plan.extended();  // the renumbered copy of A's parts, made once
-        stacked = true;
+        extended = &plan.extended();
       } catch (const out_of_memory&) {
         // No room for the copy on some part: the overlapped path needs none.
       }
     }
-    if (stacked) {
-      stacked_spmm(a, plan, x, y);
+    if (extended) {
+      stacked_spmm(a, plan, *extended, x, y);
       return;
     }
   }
@@ -932,14 +949,10 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y,
   std::vector<typename Y::part_type> result(slots);
   for_each_part(where, false, [&](std::size_t s, int p) {
     const index_t rows = a.partition().size(p);
-    if (plan.local[s].cols() == 0 || rows == 0) {
-      if constexpr (is_vector_v<Y>)
-        result[s] = typename Y::part_type(rows);
-      else
-        result[s] = typename Y::part_type(rows, width);
-    } else {
+    if (plan.local[s].cols() == 0 || rows == 0)
+      result[s] = empty_product_part<Y>(rows, width);
+    else
       result[s] = plan.local[s] * x.slot(s);
-    }
   });
   for (std::size_t s = 0; s < slots; ++s)
     pack_halo(plan, where, s, where.my_parts()[s], x, sent[s].data());
@@ -950,12 +963,7 @@ void distributed_spmm(const csr<T, multi_gpu>& a, const X& x, Y& y,
     add_remote(plan, where, s, p, halo_operand<X>(std::move(received[s]), plan.halo_size(s), width),
                width, result[s]);
   });
-  // The sent buffers are freed on each context stream, which now waits for the exchange.
-  for_each_part(where, false, [&](std::size_t s, int) { sent[s] = device_buffer<T>(); });
-  if constexpr (is_vector_v<Y>)
-    y = Y(where, a.partition(), std::move(result));
-  else
-    y = Y(where, a.partition(), width, std::move(result));
+  finish_halo_product(a, width, sent, result, y);
 }
 
 /// C = A·B for multi_gpu csr A and B (B's rows split like A's columns are read): each part
