@@ -58,7 +58,7 @@ TEST_CASE("empty multi_gpu objects are values: copied, moved, compared by shape"
 TEST_CASE("the stacked halo product is chosen at its measured bounds, on any machine") {
   // detail::stacked_product_preferred decides from the halo plan's entry counts and X's width
   // only (docs/benchmarks/multi-stacked-2026-11-28.md): 2 or more columns, rows of X of at most
-  // 64 bytes, a quarter or more of the entries remote. Here the counts are set by hand.
+  // 128 bytes, a quarter or more of the entries remote. Here the counts are set by hand.
   using spade::detail::stacked_product_preferred;
   spade::detail::halo_plan<double> plan;
   CHECK_FALSE(stacked_product_preferred(plan, 8));  // no entries at all
@@ -66,8 +66,9 @@ TEST_CASE("the stacked halo product is chosen at its measured bounds, on any mac
   plan.remote_entries = 25;                         // exactly a quarter
   CHECK_FALSE(stacked_product_preferred(plan, 1));  // SpMV: overlapped
   CHECK(stacked_product_preferred(plan, 2));
-  CHECK(stacked_product_preferred(plan, 8));        // 64-byte rows
-  CHECK_FALSE(stacked_product_preferred(plan, 9));  // 72-byte rows
+  CHECK(stacked_product_preferred(plan, 8));         // 64-byte rows
+  CHECK(stacked_product_preferred(plan, 16));        // 128-byte rows
+  CHECK_FALSE(stacked_product_preferred(plan, 17));  // 136-byte rows
   CHECK_FALSE(stacked_product_preferred(plan, 32));
   plan.local_entries = 76;
   plan.remote_entries = 24;  // under a quarter (a stencil's boundary is under 2 %)
@@ -77,5 +78,6 @@ TEST_CASE("the stacked halo product is chosen at its measured bounds, on any mac
   narrow.local_entries = 50;
   narrow.remote_entries = 50;
   CHECK(stacked_product_preferred(narrow, 16));        // 64-byte rows of float
-  CHECK_FALSE(stacked_product_preferred(narrow, 17));  // 68 bytes
+  CHECK(stacked_product_preferred(narrow, 32));        // 128 bytes
+  CHECK_FALSE(stacked_product_preferred(narrow, 33));  // 132 bytes
 }

@@ -476,16 +476,16 @@ TEST_CASE("explain shows the partition and each communication step") {
   CHECK(contains(spgemm, "each owner gathers them from B_q"));
   // The stencil's few remote entries keep SpMM overlapped; half of a random matrix's entries
   // read the other part's rows, so its SpMM with 4 fp64 columns (32-byte rows) runs stacked,
-  // its SpMV (one value a row) and SpMM with 16 columns (128 bytes) overlapped.
+  // its SpMV (one value a row) and SpMM with 17 columns (136 bytes) overlapped.
   const auto db = spade::distribute(spade::random_dense<double, row_major>(a.rows(), 4, 3), da);
   CHECK(contains(spade::explain(da * db), "overlapped with step 2"));
   const auto r = spade::random_sparse<double>(1000, 1000, 0.01, 11);
   const auto dr = spade::distribute(r, where);
   const auto dr_x = spade::distribute(spade::vector<double, cpu>::ones(r.rows()), dr);
   const auto dr_4 = spade::distribute(spade::random_dense<double, row_major>(r.rows(), 4, 4), dr);
-  const auto dr_16 = spade::distribute(spade::random_dense<double, row_major>(r.rows(), 16, 5), dr);
+  const auto dr_17 = spade::distribute(spade::random_dense<double, row_major>(r.rows(), 17, 5), dr);
   CHECK(contains(spade::explain(dr * dr_x), "overlapped with step 2"));
-  CHECK(contains(spade::explain(dr * dr_16), "overlapped with step 2"));
+  CHECK(contains(spade::explain(dr * dr_17), "overlapped with step 2"));
   const std::string stacked = spade::explain(dr * dr_4);
   if (where.size() > 1) {
     CHECK(contains(stacked, "before step 2"));

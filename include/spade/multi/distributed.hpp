@@ -811,13 +811,14 @@ enum class halo_product {
 };
 
 // When the stacked path wins, measured on 2 x H200 (docs/benchmarks/multi-stacked-2026-11-28.md):
-// on R-MAT, where half of A's entries read the other part's rows, SpMM with 8 columns ran 6-14 %
-// faster stacked (rows of X of 32 and 64 bytes) but 8 % slower with 32 fp64 columns (256 bytes:
-// the exchange it no longer hides grows with the row, the second pass it saves does not), and
-// SpMV 12-20 % slower (a row pass costs little next to the exposed exchange). On a stencil
-// (under 2 % of entries remote) SpMM8 tied and SpMV lost 6 %.
+// on R-MAT, where half of A's entries read the other part's rows, SpMM ran 6-14 % faster stacked
+// with rows of X of 32, 64 and 128 bytes (8 and 16 columns; 16 fp64 columns: 2.32 against
+// 2.66 ms), tied at 128 bytes of 32 fp32 columns (2.64 against 2.67 ms), and ran 8 % slower with
+// 32 fp64 columns (256 bytes: the exchange it no longer hides grows with the row, the second
+// pass it saves does not); SpMV ran 12-20 % slower (a row pass costs little next to the exposed
+// exchange). On a stencil (under 2 % of entries remote) SpMM8 tied and SpMV lost 6 %.
 inline constexpr index_t stacked_min_width = 2;
-inline constexpr std::int64_t stacked_max_row_bytes = 64;
+inline constexpr std::int64_t stacked_max_row_bytes = 128;
 inline constexpr double stacked_min_remote_share = 0.25;
 
 /// Whether a product of width `width` over `plan` runs stacked rather than overlapped: X's rows
