@@ -475,6 +475,55 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
     CHECK_FALSE(spade::detail::planned_spmm_alg2(a, false, 4000, 32));
   }
 
+  // ALG1 for narrow B over large skewed matrices (circuit_1.6M_4.8's shape: 1.6 M rows, 7.68 M
+  // entries, longest row 2000), at each bound: the width, the rows, the spread, an unknown
+  // longest row.
+  using spade::plan::spmm_alg1_preferred;
+  CHECK(spmm_alg1_preferred(2, 1600000, 7680000, 2000));
+  CHECK(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
+  CHECK_FALSE(spmm_alg1_preferred(5, 1600000, 7680000, 2000));
+  CHECK_FALSE(spmm_alg1_preferred(4, 1600000, 7680000, -1));
+  CHECK(spmm_alg1_preferred(4, 1000000, 4000000, 80));  // exactly 20 times the mean
+  CHECK_FALSE(spmm_alg1_preferred(4, 1000000, 4000000, 79));
+  CHECK_FALSE(spmm_alg1_preferred(4, 999999, 4000000, 2000));
+  CHECK_FALSE(spmm_alg1_preferred(4, 1000000, 0, 0));
+  t.spmm_alg1_max_columns = 8;
+  CHECK(spmm_alg1_preferred(8, 1600000, 7680000, 2000));
+  t = restore.saved;
+  t.spmm_alg1_min_spread = 500;
+  CHECK_FALSE(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
+  t = restore.saved;
+  t.spmm_alg1_min_rows = 100;
+  CHECK(spmm_alg1_preferred(4, 1000, 4000, 80));
+  t = restore.saved;
+
+  // The planned product reads the longest row off A's cached row profile: 10⁶ rows of one entry
+  // and one of 100 take ALG1 at 4 columns, not at 5, not as Aᵀ; 10⁶ even rows do not.
+  {
+    const auto rows_of = [](spade::index_t long_row) {
+      constexpr spade::index_t rows = 1000000;
+      std::vector<spade::index_t> row_ptr{0}, col_idx;
+      row_ptr.reserve(rows + 1);
+      for (spade::index_t r = 0; r < rows; ++r) {
+        if (r == long_row)
+          for (spade::index_t k = 0; k < 100; ++k)
+            col_idx.push_back(k);
+        else
+          col_idx.push_back(r);
+        row_ptr.push_back(static_cast<spade::index_t>(col_idx.size()));
+      }
+      std::vector<float> values(col_idx.size(), 1.0f);
+      return spade::csr<float, spade::cpu>(rows, rows, std::move(row_ptr), std::move(col_idx),
+                                           std::move(values));
+    };
+    const auto a = rows_of(3), b = rows_of(-1);
+    CHECK(spade::detail::planned_spmm_alg1(a, false, 4));
+    CHECK(spade::detail::planned_spmm_alg1(a, false, 2));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(a, false, 5));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(a, true, 4));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(b, false, 4));
+  }
+
   // ELLR-T lanes: the share of the resident threads, then the entries per lane.
   using spade::detail::ellr_threads_per_row;
   constexpr std::int64_t h100 = 132 * 2048;

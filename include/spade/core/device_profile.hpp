@@ -100,6 +100,9 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("spmm_alg2_short_row_min_elements_fp64", t.spmm_alg2_short_row_min_elements_fp64);
   visit("spmm_alg3_skewed_min_spread", t.spmm_alg3_skewed_min_spread);
   visit("spmm_alg3_skewed_max_elements", t.spmm_alg3_skewed_max_elements);
+  visit("spmm_alg1_max_columns", t.spmm_alg1_max_columns);
+  visit("spmm_alg1_min_rows", t.spmm_alg1_min_rows);
+  visit("spmm_alg1_min_spread", t.spmm_alg1_min_spread);
   visit("rowwise_max_extent", t.rowwise_max_extent);
   visit("rowwise_max_nnz", t.rowwise_max_nnz);
 }

@@ -170,6 +170,21 @@ struct thresholds {
   /// (as-caida, 652× and 1.4·10⁷: ALG2 0.085 against 0.111). double at N = 512 was not measured.
   std::int64_t spmm_alg3_skewed_min_spread = 20;
   std::int64_t spmm_alg3_skewed_max_elements = 6'000'000;
+  /// Narrow products on large skewed matrices run ALG1 (both precisions, op(A) = A): B of at
+  /// most spmm_alg1_max_columns columns, A of at least spmm_alg1_min_rows rows whose longest row
+  /// is at least spmm_alg1_min_spread times the mean. Like the rule above, only where the planner
+  /// knows A's longest row. spade-bench spmm, 2 x H200, 2026-11-28 (all three algorithms timed
+  /// in the same run, docs/benchmarks/spmm-narrow-2026-11-28.md): ALG3 against ALG1 at N = 2 / 4
+  /// on circuit_1.6M_4.8 (longest row 2000, 416× the mean) 0.305 / 0.444 ms against 0.162 /
+  /// 0.202 in float, 0.620 / 0.651 against 0.239 / 0.289 in double; rmat_s20_ef16 at N = 4
+  /// 0.637 against 0.370 in float, 0.539 against 0.505 in double. At N = 8 ALG1 still won on
+  /// the circuit (1.5–1.6×) but lost on rmat in double (0.69×), and at N = 16 everywhere. On the
+  /// real set (every matrix under 100 000 rows) ALG1 won at N ≤ 4 on some skewed graphs
+  /// (wiki-Vote, PGPgiantcompo, ego-Facebook: 1.2–1.3×) but lost 0.59× on soc-Slashdot0902
+  /// (spread 218) and 0.87× on email-Enron, and lost 1.5–2× on every matrix of spread under 20.
+  std::int64_t spmm_alg1_max_columns = 4;
+  std::int64_t spmm_alg1_min_rows = 1'000'000;
+  std::int64_t spmm_alg1_min_spread = 20;
   /// The cuSPARSE wrappers (device::spmv, spmm, transpose) hand a csr operand of at most
   /// rowwise_max_extent rows and columns and rowwise_max_nnz entries to Spade's row-wise
   /// kernels. cuSPARSE 12.6 returned a zero last row for some 32-row matrices, depending on the

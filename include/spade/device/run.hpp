@@ -36,9 +36,11 @@ struct runner<kernels::cublas_gemv> {
   }
 };
 
-/// cusparseSpMM's algorithm for a planned product (planned_spmm_alg2, eval/operands.hpp).
+/// cusparseSpMM's algorithm for a planned product (planned_spmm_alg1 and planned_spmm_alg2,
+/// eval/operands.hpp; ALG3 otherwise).
 template <class A, class Dest>
 device::spmm_algorithm planned_spmm_algorithm(const A& a, bool ta, const Dest& dest) {
+  if (planned_spmm_alg1(a, ta, dest.cols())) return device::spmm_algorithm::csr_alg1;
   return planned_spmm_alg2(a, ta, dest.rows(), dest.cols()) ? device::spmm_algorithm::csr_alg2
                                                             : device::spmm_algorithm::csr_alg3;
 }

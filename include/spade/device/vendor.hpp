@@ -23,7 +23,8 @@ enum class operation { none, transpose };
 /// cuSPARSE SpMV / SpMM algorithm choices (CUSPARSE_SPMV_CSR_ALG1/2, CUSPARSE_SPMM_CSR_ALG1/2/3).
 /// spmm_algorithm::automatic picks ALG3 or ALG2 from the shapes (plan::spmm_alg2_preferred,
 /// with the cut-offs in spade::tuning()); a planned product passes the planner's choice, which
-/// also reads A's longest row (detail::planned_spmm_alg2).
+/// also reads A's longest row (detail::planned_spmm_alg2) and takes ALG1 for narrow B over
+/// large skewed matrices (detail::planned_spmm_alg1).
 enum class spmv_algorithm { csr_alg1, csr_alg2 };
 enum class spmm_algorithm { csr_alg1, csr_alg2, csr_alg3, automatic };
 

@@ -180,6 +180,18 @@ bool planned_spmm_alg2(const A& a, bool transposed, std::int64_t c_rows, std::in
   return alg2;
 }
 
+/// Whether a planned cuSPARSE product C = op(A)·B with B of c_cols columns runs ALG1:
+/// plan::spmm_alg1_preferred with A's longest row from its cached row profile, read only for
+/// narrow B over an A of spmm_alg1_min_rows rows or more; never for op(A) = Aᵀ.
+template <class A>
+bool planned_spmm_alg1(const A& a, bool transposed, std::int64_t c_cols) {
+  if constexpr (is_csr_v<A>)
+    if (!transposed && c_cols <= tuning().spmm_alg1_max_columns &&
+        a.rows() >= tuning().spmm_alg1_min_rows)
+      return plan::spmm_alg1_preferred(c_cols, a.rows(), a.nnz(), row_profile_of(a).longest);
+  return false;
+}
+
 /// The ellr layout the planner makes from `a` for a device of `resident` threads: the paper's
 /// while its padding is at most tuning().ellr_plain_max_padding, else SELL-C-σ, either with as
 /// many lanes as ELLR-T gives a row there (one without a device); an ellr keeps its own.

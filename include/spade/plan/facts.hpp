@@ -113,6 +113,17 @@ inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::i
   return (large_c || wide_long_rows || short_rows_fp64) && !skewed_small_c;
 }
 
+/// Whether cusparseSpMM runs ALG1 for C = A·B with B of c_cols columns and A of a_rows rows,
+/// a_nnz entries and a longest row of a_longest entries (-1 where unknown: then not): narrow B
+/// over a large A with skewed rows (spade::tuning().spmm_alg1_*, which give the measurements).
+/// It is asked first: spmm_alg2_preferred's rules start at 16 columns.
+inline bool spmm_alg1_preferred(std::int64_t c_cols, std::int64_t a_rows, std::int64_t a_nnz,
+                                std::int64_t a_longest) noexcept {
+  const auto& t = tuning();
+  return a_longest >= 0 && c_cols >= 1 && c_cols <= t.spmm_alg1_max_columns && a_nnz > 0 &&
+         a_rows >= t.spmm_alg1_min_rows && a_longest * a_rows >= t.spmm_alg1_min_spread * a_nnz;
+}
+
 /// What `spade tune` measured for a sparse × dense product's class on the lhs's device
 /// (core/tuned.hpp): `table` is null when the device has no tune file (or tuned choices are
 /// off); `entry` is null when the file has no entry for `operand_class`.
