@@ -128,21 +128,22 @@ struct thresholds {
   /// ellr_lanes_min_entries_per_lane entries or more. docs/benchmarks/ellr.md.
   double ellr_lanes_max_resident_share = 0.75;
   double ellr_lanes_min_entries_per_lane = 32.0;
-  /// cusparseSpMM's algorithm when the caller asks for spmm_algorithm::automatic (every
-  /// planned product does): ALG2 when B has at least spmm_alg2_min_columns columns and C at
-  /// least spmm_alg2_min_elements (float) / spmm_alg2_min_elements_fp64 (double) elements, or
-  /// when B has at least spmm_alg2_wide_columns columns and A from spmm_alg2_wide_min_mean_row
-  /// to below spmm_alg2_wide_max_mean_row entries per row on average; else ALG3.
-  /// From spade-bench spmm on the H100: at N = 32 ALG3 won on every real and synthetic matrix,
-  /// rmat's 1 M rows included (ALG2 there ran 0.67×). At N = 128 ALG2 won in float from 5·10⁶
-  /// elements of C (ct2010, nh2010, cage11, soc-Slashdot0902; ALG3 still won at 4.4–4.7·10⁶) and
-  /// in double from about 2·10⁶ (Dubcova1, astro-ph, as-caida: ALG3 lost up to 1.5×). At N = 512
-  /// ALG2 won on the real matrices with ≥ 8 entries per row (bayer03 1.65×, mhd3200a 1.45×,
-  /// s1rmq4m1 1.44×) except the power-law ego-Facebook (ALG3 1.24× faster) and wiki-Vote (1.08×),
-  /// ALG3 on shorter rows; at N = 256 ALG3 still won on all of them (zenios 1.8×). Random rows of
-  /// 80–800 entries (the paper's squares at density 0.02–0.1) went back to ALG3 (up to 1.7×).
-  /// docs/benchmarks/spmm-real-2026-11-22d.csv, spmm-real-fp64-2026-11-22d.csv,
-  /// spmm-real-wide-2026-11-22d.csv, spmm-paper-2026-11-22d.csv.
+  /// cusparseSpMM's algorithm when a direct device::spmm caller asks for
+  /// spmm_algorithm::automatic, and for planned products (detail::planned_spmm_algorithm, which
+  /// also applies the skewed-rows and ALG1 rules below, from A's row profile): ALG2 when B has at
+  /// least spmm_alg2_min_columns columns and C at least spmm_alg2_min_elements (float) /
+  /// spmm_alg2_min_elements_fp64 (double) elements, or when B has at least spmm_alg2_wide_columns
+  /// columns and A from spmm_alg2_wide_min_mean_row to below spmm_alg2_wide_max_mean_row entries
+  /// per row on average; else ALG3. From spade-bench spmm on the H100: at N = 32 ALG3 won on every
+  /// real and synthetic matrix, rmat's 1 M rows included (ALG2 there ran 0.67×). At N = 128 ALG2
+  /// won in float from 5·10⁶ elements of C (ct2010, nh2010, cage11, soc-Slashdot0902; ALG3 still
+  /// won at 4.4–4.7·10⁶) and in double from about 2·10⁶ (Dubcova1, astro-ph, as-caida: ALG3 lost up
+  /// to 1.5×). At N = 512 ALG2 won on the real matrices with ≥ 8 entries per row (bayer03 1.65×,
+  /// mhd3200a 1.45×, s1rmq4m1 1.44×) except the power-law ego-Facebook (ALG3 1.24× faster) and
+  /// wiki-Vote (1.08×), ALG3 on shorter rows; at N = 256 ALG3 still won on all of them
+  /// (zenios 1.8×). Random rows of 80–800 entries (the paper's squares at density 0.02–0.1) went
+  /// back to ALG3 (up to 1.7×). docs/benchmarks/spmm-real-2026-11-22d.csv,
+  /// spmm-real-fp64-2026-11-22d.csv, spmm-real-wide-2026-11-22d.csv, spmm-paper-2026-11-22d.csv.
   std::int64_t spmm_alg2_min_columns = 64;
   std::int64_t spmm_alg2_min_elements = 5'000'000;
   std::int64_t spmm_alg2_min_elements_fp64 = 1'800'000;

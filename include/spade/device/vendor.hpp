@@ -70,7 +70,9 @@ void spmv(T alpha, const csr<T, gpu>& a, operation op_a, const vector<T, gpu>& x
 
 /// C = alpha·op(A)·B + beta·C with cusparseSpMM on CSR; B and C dense in any layout.
 /// ALG2/ALG3 run cusparseSpMM_preprocess once per operation, algorithm and dense shapes
-/// (cached on A, whatever B's and C's addresses). An A that plan::rowwise_preferred names runs
+/// (cached on A, whatever B's and C's addresses). ALG1 runs without it: planned ALG1 products
+/// ran within 3 % of spade-bench's ALG1 baseline, which is preprocessed
+/// (docs/benchmarks/spmm-narrow-2026-11-28.md). An A that plan::rowwise_preferred names runs
 /// rowwise_spmm instead, whatever `algorithm` says.
 template <scalar T, layout LB, layout LC>
 void spmm(T alpha, const csr<T, gpu>& a, operation op_a, const dense<T, gpu, LB>& b, T beta,
