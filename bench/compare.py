@@ -9,7 +9,9 @@ is read from the `command` column (`spade-bench spgemm ...`); if a row still has
 are ignored on both sides and rows match by (matrix, n, precision) — one CSV holds one operation.
 A missing `precision` (overhead CSVs) is read from the file name: `-fp64.csv` is fp64, else fp32.
 Overhead CSVs (`case, side, ...`) compare Spade's and the direct call's `host_us_held`; cg CSVs
-compare `spade_ms` with `direct_ms`.
+compare `spade_ms` with `direct_ms`. Multi CSVs (`spade-bench multi`: a `gpus` column) compare
+each cluster's `ms` with the same run's single-GPU product `single_gpu_ms` as the baseline, keyed
+with n = "<gpus> GPU"; the modelled `*_projected` rows are left out.
 
 For a matched row, spade = new/old Spade median, base = new/old baseline median. The baseline ran
 in the same process on the same inputs, so it tells a slower machine from slower code:
@@ -79,6 +81,19 @@ def read_rows(path):
             rows.append(record("overhead", case, "", file_precision(path),
                                spade.get("host_us_held"), base.get("host_us_held"),
                                spade.get("kernel"), spade.get("check"), spade or base))
+        return rows
+    if table and "gpus" in table[0]:  # multi: each cluster size against one GPU, same run
+        rows = []
+        for row in table:
+            operation = (row.get("operation") or "").strip()
+            if operation.endswith("_projected"):  # modelled, not timed
+                continue
+            timed = number(row.get("ms")) is not None
+            rows.append(record(operation, row.get("matrix", ""),
+                               f"{(row.get('gpus') or '').strip()} GPU",
+                               (row.get("precision") or "").strip() or file_precision(path),
+                               row.get("ms"), row.get("single_gpu_ms"), "",
+                               "ok" if timed else "skipped", row))
         return rows
     rows = []
     for row in table:

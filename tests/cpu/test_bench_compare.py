@@ -7,7 +7,8 @@ x0.85), baseline_faster (Spade x1.20 while the baseline got x0.90 faster), kerne
 failed (check error in NEW), the same matrix at fp64 and at n = 32 / 128 (keys hold n and
 precision), only_old and only_new. new-machine.csv is old.csv with every time x1.2,
 new-other-device.csv the same times from an H200, old-no-operation.csv old.csv without its
-operation column; baselines/ and run/ are folders as docs/benchmarks/baselines and
+operation column; multi-old.csv -> multi-new.csv are `spade-bench multi` rows; baselines/ and
+run/ are folders as docs/benchmarks/baselines and
 `scripts/bench.sh --run` lay them out. Run by CTest as cpu_bench_compare.
 """
 
@@ -123,6 +124,21 @@ class Comparisons(unittest.TestCase):
         self.assertRegex(out, r"\nNOTE +overhead +y = A\*x \(csr 1000x1000, 5/row\) .*IMPROVED")
         self.assertEqual(lines[-1], "compare: 5 matched, 0 regressions, 1 notes, 0 failures, "
                                     "1 only-old, 1 only-new")
+
+    def test_multi_rows_hold_the_single_gpu_product_as_baseline(self):
+        # multi-old.csv -> multi-new.csv: rmat_22 SpMM8 on 2 GPUs x1.25 with its single-GPU
+        # product steady, the stencil's x1.25 with its single-GPU product x1.24; SpMV and the
+        # weak-scaling row (no single-GPU time) steady; the projected row left out.
+        status, out = compare("multi-old.csv", "multi-new.csv")
+        self.assertEqual(status, 1, out)
+        self.assertRegex(flagged(out, "rmat_22")[0],
+                         r"^REGRESSION +spmm8 +rmat_22 +2 GPU fp64 .*baseline steady")
+        self.assertEqual(len(flagged(out, "rmat_22")), 1, out)
+        self.assertRegex(flagged(out, "stencil27_200^3")[0], r"^NOTE .*baseline moved too")
+        self.assertEqual(flagged(out, "stencil27_200^2x400"), [], out)
+        self.assertEqual(out.strip().splitlines()[-1],
+                         "compare: 5 matched, 1 regressions, 1 notes, 0 failures, "
+                         "0 only-old, 0 only-new")
 
     def test_bad_arguments(self):
         status, out = compare("old.csv", "missing.csv")
