@@ -28,7 +28,8 @@ struct set_options {
   bool quick = false;
   bool real = true;
   bool synthetic = true;
-  std::string only;  // keep only cases whose name contains this
+  bool heldout = false;  // the held-out set: never part of "all"
+  std::string only;      // keep only cases whose name contains this
   std::uint64_t seed = 20240601;
 };
 
@@ -112,6 +113,25 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
         cases.push_back({"gcoo_paper", gcoo_name(n, s),
                          [n, s, seed] { return gen::gcoo_paper<T>(n, s, seed); }, quick});
       }
+  }
+  if (o.heldout) {
+    // Large regular matrices that no planner threshold was fitted on: new sizes and row
+    // lengths of the synthetic families, to check a rule before it lands (docs/benchmarks).
+    const std::uint64_t seed = o.seed + 1;
+    cases.push_back(
+        {"stencil27", "stencil27_128^3", [] { return gen::stencil27<T>(128, 128, 128); }, true});
+    cases.push_back(
+        {"stencil7", "stencil7_128^3", [] { return gen::stencil7<T>(128, 128, 128); }, true});
+    cases.push_back({"banded", "banded_2^21_l4_u4",
+                     [seed] { return gen::banded<T>(1 << 21, 4, 4, seed); }, true});
+    cases.push_back({"banded", "banded_2^19_l16_u16",
+                     [seed] { return gen::banded<T>(1 << 19, 16, 16, seed); }, true});
+    cases.push_back({"uniform_rows", "uniform_rows_2^20x32",
+                     [seed] { return gen::uniform_rows<T>(1 << 20, 1 << 20, 32, seed); }, true});
+    cases.push_back({"block_diagonal", "block_diagonal_2^18x4",
+                     [seed] { return gen::block_diagonal<T>(1 << 18, 4, seed); }, true});
+    cases.push_back({"block_diagonal", "block_diagonal_32768x(4..40)",
+                     [seed] { return gen::block_diagonal<T>(32768, 4, 40, seed); }, true});
   }
   std::vector<matrix_case<T>> kept;
   for (auto& c : cases)

@@ -92,10 +92,11 @@ int run(int argc, char** argv) {
   so.matrix_dir = o.count("matrices") ? o["matrices"] : (env ? env : "");
   so.quick = o.count("quick") > 0;
   const std::string sets = o.count("sets") ? o["sets"] : "all";
-  if (sets != "all" && sets != "real" && sets != "synthetic")
-    throw std::invalid_argument("--sets takes all, real or synthetic, not '" + sets + "'");
+  if (sets != "all" && sets != "real" && sets != "synthetic" && sets != "heldout")
+    throw std::invalid_argument("--sets takes all, real, synthetic or heldout, not '" + sets + "'");
   so.real = sets == "all" || sets == "real";
   so.synthetic = sets == "all" || sets == "synthetic";
+  so.heldout = sets == "heldout";
   if (o.count("only")) so.only = o["only"];
   if (o.count("seed")) so.seed = number<std::uint64_t>("--seed", o["seed"]);
   std::vector<index_t> widths;

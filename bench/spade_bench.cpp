@@ -66,7 +66,8 @@ const char* const usage_text =
     "             commits' outputs compared by bench/explain_diff.py\n"
     "set options (spmv, spmm, spgemm, sddmm, explain):\n"
     "  --matrices DIR    real matrices: every *.mtx.gz in DIR (default $SPADE_MATRIX_DIR)\n"
-    "  --sets S          all (default), real or synthetic\n"
+    "  --sets S          all (default), real, synthetic, or heldout (large regular matrices\n"
+    "                    no planner threshold was fitted on; not part of all)\n"
     "  --quick           a small subset (4 real, 4 synthetic) that runs in a few minutes\n"
     "  --only TEXT       only matrices whose name contains TEXT\n"
     "  --double          fp64 (default fp32)\n"
@@ -1594,10 +1595,12 @@ int run(int argc, char** argv) {
     so.matrix_dir = opt.get("matrices", env ? env : "");
     so.quick = opt.has("quick");
     const std::string sets = opt.get("sets", "all");
-    if (sets != "all" && sets != "real" && sets != "synthetic")
-      throw std::invalid_argument("--sets takes all, real or synthetic, not '" + sets + "'");
+    if (sets != "all" && sets != "real" && sets != "synthetic" && sets != "heldout")
+      throw std::invalid_argument("--sets takes all, real, synthetic or heldout, not '" + sets +
+                                  "'");
     so.real = sets == "all" || sets == "real";
     so.synthetic = sets == "all" || sets == "synthetic";
+    so.heldout = sets == "heldout";
     so.only = opt.get("only");
     so.seed = ro.seed;
     if (so.real && so.matrix_dir.empty())
