@@ -46,6 +46,7 @@ struct spmm_facts {
     facts.lhs_group_size = [] { return index_t{4}; };
     facts.lhs_uses_as_is = [] { return 0L; };
     facts.lhs_ellr_cached = [] { return false; };
+    facts.lhs_gcoo_cached = [] { return false; };
     facts.lhs_ellr_layout = [] { return spade::ellr_layout{0, 0, 1}; };
   }
   spmm_facts(const spmm_facts&) = delete;
@@ -72,11 +73,16 @@ TEST_CASE("gcoo_spmm's step: the sparse x dense thresholds, from facts alone") {
   CHECK(contains(why, "groups of 4 rows"));
   CHECK(contains(why, "N = " + std::to_string(wide)));
 
-  spmm_facts narrow(rows, 5, 10, wide - 1);
-  const decision no = decide<kernels::gcoo_spmm>(narrow.facts);
+  // Below gcoo_narrow_min_columns gcoo_spmm never runs, however often A is used.
+  const auto narrowest = static_cast<index_t>(t.gcoo_narrow_min_columns);
+  const long many_uses = 1000;
+  REQUIRE(many_uses >= t.gcoo_narrow_min_uses);
+  spmm_facts too_narrow(rows, 5, 10, narrowest - 1);
+  too_narrow.facts.lhs_uses_as_is = [many_uses] { return many_uses; };
+  const decision no = decide<kernels::gcoo_spmm>(too_narrow.facts);
   CHECK_FALSE(no.ok);
-  CHECK(no.reason == "N = " + std::to_string(wide - 1) + " < gcoo_min_columns " +
-                         std::to_string(t.gcoo_min_columns));
+  CHECK(no.reason == "N = " + std::to_string(narrowest - 1) + " < gcoo_narrow_min_columns " +
+                         std::to_string(t.gcoo_narrow_min_columns));
 
   // One row longer than gcoo_max_row_spread times the mean.
   const auto spread = static_cast<index_t>(t.gcoo_max_row_spread * 5.0) + 100;
@@ -100,11 +106,73 @@ TEST_CASE("gcoo_spmm's step: the sparse x dense thresholds, from facts alone") {
   CHECK(decide<kernels::gcoo_spmm>(own.facts).ok);
 
   // Outside the sparse x dense rule, or on the cpu, the step does not decline.
-  CHECK(decide<kernels::gcoo_spmm, rules::sparse_times_vector>(narrow.facts).ok);
-  narrow.facts.lhs.on_gpu = false;
-  CHECK(decide<kernels::gcoo_spmm>(narrow.facts).ok);
+  CHECK(decide<kernels::gcoo_spmm, rules::sparse_times_vector>(too_narrow.facts).ok);
+  too_narrow.facts.lhs.on_gpu = false;
+  CHECK(decide<kernels::gcoo_spmm>(too_narrow.facts).ok);
 }
 
+TEST_CASE("gcoo_spmm's step: narrow B over a large A, from the gcoo_narrow_min_uses-th product") {
+  const auto& t = spade::tuning();
+  const auto rows = static_cast<index_t>(t.gcoo_min_rows);
+  const auto narrowest = static_cast<index_t>(t.gcoo_narrow_min_columns);
+  const auto widest_narrow = static_cast<index_t>(t.gcoo_min_columns) - 1;
+  REQUIRE(narrowest <= widest_narrow);
+  const long enough_uses = t.gcoo_narrow_min_uses - 1;  // the next product is the min_uses-th
+
+  for (const index_t n : {narrowest, widest_narrow}) {
+    CAPTURE(n);
+    spmm_facts narrow(rows, 5, 10, n);
+    // The products before the gcoo_narrow_min_uses-th run cuSPARSE on A as it is.
+    const decision first = decide<kernels::gcoo_spmm>(narrow.facts);
+    CHECK_FALSE(first.ok);
+    CHECK(contains(first.reason, "product 1 with this operand < gcoo_narrow_min_uses " +
+                                     std::to_string(t.gcoo_narrow_min_uses)));
+    narrow.facts.lhs_uses_as_is = [enough_uses] { return enough_uses - 1; };
+    CHECK_FALSE(decide<kernels::gcoo_spmm>(narrow.facts).ok);
+    narrow.facts.lhs_uses_as_is = [enough_uses] { return enough_uses; };
+    CHECK(decide<kernels::gcoo_spmm>(narrow.facts).ok);
+    // A gcoo already cached on A (an earlier wide product made it) runs at once.
+    narrow.facts.lhs_uses_as_is = [] { return 0L; };
+    narrow.facts.lhs_gcoo_cached = [] { return true; };
+    CHECK(decide<kernels::gcoo_spmm>(narrow.facts).ok);
+    const std::string why =
+        step<kernels::gcoo_spmm>::why_chosen<rules::sparse_times_dense>(narrow.facts);
+    CHECK(contains(why, "(narrow B: gcoo_narrow_min_columns " +
+                            std::to_string(t.gcoo_narrow_min_columns) + ")"));
+  }
+
+  // Narrow B over fewer rows than gcoo_min_rows, or skewed rows: declined for good.
+  spmm_facts fewer(rows - 1, 5, 10, narrowest);
+  fewer.facts.lhs_uses_as_is = [enough_uses] { return enough_uses; };
+  CHECK(contains(decide<kernels::gcoo_spmm>(fewer.facts).reason,
+                 std::to_string(rows - 1) + " rows < gcoo_min_rows"));
+  const auto spread = static_cast<index_t>(t.gcoo_max_row_spread * 5.0) + 100;
+  spmm_facts skewed(rows, 5, spread, narrowest);
+  skewed.facts.lhs_uses_as_is = [enough_uses] { return enough_uses; };
+  CHECK(contains(decide<kernels::gcoo_spmm>(skewed.facts).reason, "> gcoo_max_row_spread"));
+
+  // Double: rows longer than gcoo_fp64_wide_max_mean_row on average are declined from
+  // gcoo_fp64_narrow_long_row_columns columns on; shorter rows or a narrower B run.
+  const auto long_row = static_cast<index_t>(t.gcoo_fp64_wide_max_mean_row) + 1;
+  const auto from = static_cast<index_t>(t.gcoo_fp64_narrow_long_row_columns);
+  REQUIRE(from > narrowest);
+  spmm_facts long_rows(rows, long_row, long_row, from);
+  long_rows.facts.lhs.value_bytes = 8;
+  long_rows.facts.lhs_uses_as_is = [enough_uses] { return enough_uses; };
+  const decision long_no = decide<kernels::gcoo_spmm>(long_rows.facts);
+  CHECK_FALSE(long_no.ok);
+  CHECK(contains(long_no.reason, "gcoo_fp64_narrow_long_row_columns " + std::to_string(from)));
+  long_rows.facts.vectors = from - 1;
+  CHECK(decide<kernels::gcoo_spmm>(long_rows.facts).ok);
+  long_rows.facts.lhs.value_bytes = 4;  // float keeps long rows
+  long_rows.facts.vectors = from;
+  CHECK(decide<kernels::gcoo_spmm>(long_rows.facts).ok);
+  const auto short_row = static_cast<index_t>(t.gcoo_fp64_wide_max_mean_row);
+  spmm_facts short_rows(rows, short_row, short_row, from);
+  short_rows.facts.lhs.value_bytes = 8;
+  short_rows.facts.lhs_uses_as_is = [enough_uses] { return enough_uses; };
+  CHECK(decide<kernels::gcoo_spmm>(short_rows.facts).ok);
+}
 TEST_CASE("gcoo_spmm's step: in double at wide N, long rows go to cuSPARSE") {
   const auto& t = spade::tuning();
   const auto rows = static_cast<index_t>(t.gcoo_min_rows) * 2;

@@ -413,8 +413,9 @@ TEST_CASE("explain on a gpu expression shows the density threshold at work (noth
   CHECK(contains(text,
                  "8. cublas_gemm: lhs -> csr<float, gpu>, lhs -> dense(row_major)<float, gpu>"));
   CHECK(contains(text, "declined: tiled_spmm: N = 0 < tiled_spmm_min_columns"));
-  // N = 0 columns: below gcoo_min_columns; an empty operand is small: the row-wise kernel runs.
-  CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_min_columns"));
+  // N = 0 columns: below gcoo_narrow_min_columns; an empty operand is small: the row-wise kernel
+  // runs.
+  CHECK(contains(text, "declined: gcoo_spmm: N = 0 < gcoo_narrow_min_columns"));
   CHECK(contains(text, "chosen: csr_rowwise"));
   CHECK(contains(text, "densify_density 0.15"));
   // Lowering the threshold to 0 makes even an empty matrix "dense enough": SpMM declines.

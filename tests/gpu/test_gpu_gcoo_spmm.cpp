@@ -338,10 +338,30 @@ TEST_CASE_TEMPLATE("planner: sparse x dense picks gcoo_spmm, explains it, and ca
       spade::convert<spade::dense<T, cpu>>(spade::reference(spade::transpose(b_host))));
   spade::dense<T, gpu> c2 = a * spade::transpose(bt);
   CHECK(close_to_want(spade::to_cpu(c2)));
-  // Narrow B: cuSPARSE, by threshold.
-  const spade::dense<T, gpu> narrow(200, 4);
-  const std::string narrow_plan = spade::explain(a * narrow);
-  CHECK(narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);
+  // Narrow B: below gcoo_narrow_min_columns cuSPARSE, by threshold; from it on, the gcoo the
+  // products above cached on a runs at once (gcoo_narrow_min_uses waits only for a conversion).
+  const auto narrowest = static_cast<index_t>(spade::tuning().gcoo_narrow_min_columns);
+  const spade::dense<T, gpu> too_narrow(200, narrowest - 1);
+  const std::string too_narrow_plan = spade::explain(a * too_narrow);
+  CAPTURE(too_narrow_plan);
+  CHECK(too_narrow_plan.find("< gcoo_narrow_min_columns") != std::string::npos);
+  CHECK(too_narrow_plan.find("chosen: cusparse_spmm") != std::string::npos);
+  const spade::dense<T, gpu> narrow_b = spade::to_gpu(random_values<T>(200, narrowest, rng));
+  const std::string narrow_plan = spade::explain(a * narrow_b);
+  CAPTURE(narrow_plan);
+  CHECK(narrow_plan.find("chosen: gcoo_spmm") != std::string::npos);
+  const std::size_t narrow_before = spade::conversion_counter().load();
+  const spade::dense<T, gpu> narrow_c = a * narrow_b;
+  CHECK(spade::conversion_counter().load() == narrow_before);  // the cached gcoo
+  const auto narrow_want = spade::reference(widen(a_host) * widen(spade::to_cpu(narrow_b)));
+  const spade::dense<T, cpu> narrow_got = spade::to_cpu(narrow_c);
+  REQUIRE(narrow_got.values().size() == narrow_want.values().size());
+  std::size_t narrow_bad = 0;
+  for (std::size_t k = 0; k < narrow_want.values().size(); ++k)
+    if (!(std::abs(double(narrow_got.values()[k]) - narrow_want.values()[k]) <=
+          1e-4 * (1 + std::abs(narrow_want.values()[k]))))
+      ++narrow_bad;
+  CHECK(narrow_bad == 0);
   // A skewed matrix: one row far longer than the mean.
   std::vector<index_t> row_ptr{0}, col_idx;
   std::vector<T> values;
@@ -503,4 +523,62 @@ TEST_CASE_TEMPLATE(
   CHECK(gemm_plan.find("densify_density_wide") != std::string::npos);
   CHECK(gemm_plan.find("chosen: cublas_gemm") != std::string::npos);
   CHECK(spade::explain(thick * b_512).find("chosen: cublas_gemm") == std::string::npos);
+}
+
+TEST_CASE_TEMPLATE(
+    "planner: narrow B over a large regular A runs gcoo_spmm from the "
+    "gcoo_narrow_min_uses-th product on",
+    T, float, double) {
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  // 80³ = 512000 rows of the 7-point stencil: gcoo_min_rows and the spread rule hold, and
+  // N = 16 is past ellr_spmv's 8 columns.
+  const auto a_host = spade::generate::stencil7<T>(80, 80, 80);
+  REQUIRE(a_host.rows() >= spade::tuning().gcoo_min_rows);
+  const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  const auto b_host = random_values<T>(a.cols(), 16, rng);
+  const spade::dense<T, gpu> b = spade::to_gpu(b_host);
+  const auto want = spade::reference(widen(a_host) * widen(b_host));
+  const auto magnitude = spade::reference(widen(a_host, true) * widen(b_host, true));
+  const T eps = std::numeric_limits<T>::epsilon();
+  auto bad_entries = [&](const spade::dense<T, gpu>& c) {
+    const spade::dense<T, cpu> got = spade::to_cpu(c);
+    std::size_t bad = 0;
+    for (std::size_t k = 0; k < want.values().size(); ++k)
+      if (!(std::abs(double(got.values()[k]) - want.values()[k]) <=
+            8 * eps * magnitude.values()[k] + std::numeric_limits<T>::min()))
+        ++bad;
+    return bad;
+  };
+  auto poisoned = [&] {
+    spade::dense<T, cpu> nan(a.rows(), b.cols());
+    std::fill(nan.values().begin(), nan.values().end(), std::numeric_limits<T>::quiet_NaN());
+    return spade::dense<T, gpu>(spade::to_gpu(nan));
+  };
+  const long min_uses = spade::tuning().gcoo_narrow_min_uses;
+  REQUIRE(min_uses >= 1);
+  const std::size_t before = spade::conversion_counter().load();
+  for (long use = 1; use < min_uses; ++use) {
+    CAPTURE(use);
+    const std::string plan = spade::explain(a * b);
+    CAPTURE(plan);
+    CHECK(plan.find("declined: gcoo_spmm: N = 16 < gcoo_min_columns 32 and product " +
+                    std::to_string(use) + " with this operand < gcoo_narrow_min_uses") !=
+          std::string::npos);
+    CHECK(plan.find("chosen: cusparse_spmm") != std::string::npos);
+    spade::dense<T, gpu> c = poisoned();
+    c = a * b;
+    CHECK(bad_entries(c) == 0);
+  }
+  CHECK(spade::conversion_counter().load() == before);  // nothing converted yet
+  const std::string plan = spade::explain(a * b);
+  CAPTURE(plan);
+  CHECK(plan.find("chosen: gcoo_spmm") != std::string::npos);
+  spade::dense<T, gpu> c = poisoned();
+  c = a * b;
+  CHECK(bad_entries(c) == 0);
+  CHECK(spade::conversion_counter().load() - before == 1);  // converted once, then cached
+  c = a * b;
+  CHECK(bad_entries(c) == 0);
+  CHECK(spade::conversion_counter().load() - before == 1);
 }

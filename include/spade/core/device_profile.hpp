@@ -63,6 +63,9 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("gcoo_min_columns", t.gcoo_min_columns);
   visit("gcoo_min_rows", t.gcoo_min_rows);
   visit("gcoo_max_row_spread", t.gcoo_max_row_spread);
+  visit("gcoo_narrow_min_columns", t.gcoo_narrow_min_columns);
+  visit("gcoo_fp64_narrow_long_row_columns", t.gcoo_fp64_narrow_long_row_columns);
+  visit("gcoo_narrow_min_uses", t.gcoo_narrow_min_uses);
   visit("gcoo_wide_columns", t.gcoo_wide_columns);
   visit("gcoo_wide_min_rows", t.gcoo_wide_min_rows);
   visit("gcoo_wide_max_mean_row", t.gcoo_wide_max_mean_row);

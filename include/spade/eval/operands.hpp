@@ -561,6 +561,10 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
         using ellr_type = ellr<typename A::value_type, typename A::space_type>;
         return a.cache().template contains<ellr_type>();
       };
+      f.lhs_gcoo_cached = [&a] {
+        using gcoo_type = gcoo<typename A::value_type, typename A::space_type>;
+        return a.cache().template contains<gcoo_type>();
+      };
     }
     if constexpr (sparse_matrix<B> && std::is_same_v<typename A::space_type, gpu>) {
       f.census = [&a, &b]() -> const plan::tile_census& { return tile_census_of(a, b); };

@@ -200,7 +200,10 @@ plan::product_facts preview_facts_of(const A& a, const B& b, const operation_fac
     f.lhs_group_size = [&a, resident] { return planned_group_size_for(a, resident); };
     if constexpr (is_csr_v<A> || is_ellr_v<A>)
       f.lhs_ellr_layout = [&a, resident] { return planned_ellr_layout_for(a, resident); };
-    if constexpr (is_csr_v<A>) f.lhs_ellr_cached = [] { return false; };
+    if constexpr (is_csr_v<A>) {
+      f.lhs_ellr_cached = [] { return false; };
+      f.lhs_gcoo_cached = [] { return false; };
+    }
     if constexpr (!sparse_matrix<B>) {
       f.fits_l2 = spmm_fits_l2(f.lhs.value_bytes, a.rows(), a.cols(), a.nnz(), f.vectors,
                                static_cast<std::size_t>(profile.l2_cache_bytes));

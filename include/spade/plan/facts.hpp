@@ -162,10 +162,12 @@ struct product_facts {
   std::function<ellr_layout()> lhs_ellr_layout;
   /// p of the gcoo the planner makes from the lhs.
   std::function<index_t()> lhs_group_size;
-  /// Products already run with the lhs as it is (ellr_min_uses).
+  /// Products already run with the lhs as it is (ellr_min_uses, gcoo_narrow_min_uses).
   std::function<long()> lhs_uses_as_is;
   /// Whether the lhs csr already holds its ellr conversion.
   std::function<bool()> lhs_ellr_cached;
+  /// Whether the lhs csr already holds its gcoo conversion (gcoo_narrow_min_uses).
+  std::function<bool()> lhs_gcoo_cached;
   /// Entries per stored 8×8 tile of the lhs (sparse × dense on the gpu): counted once on its csr
   /// form and cached on the operand, or the tiled operand's own mean fill.
   std::function<double()> lhs_tile_fill;

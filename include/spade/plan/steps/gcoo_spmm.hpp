@@ -60,8 +60,10 @@ struct step<kernels::gcoo_spmm> {
     // Rows below gcoo_min_rows need a wide B (and then short rows) or the widest B.
     const bool few_rows =
         rows < t.gcoo_min_rows && !(n >= t.gcoo_widest_columns && rows >= t.gcoo_widest_min_rows);
-    if (n < t.gcoo_min_columns) {
-      why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns;
+    // Narrow B (below gcoo_min_columns): only the large-A rule, and only from a later product.
+    const bool narrow = n < t.gcoo_min_columns;
+    if (n < t.gcoo_narrow_min_columns) {
+      why << "N = " << n << " < gcoo_narrow_min_columns " << t.gcoo_narrow_min_columns;
     } else if (few_rows && n < wide_columns(f)) {
       why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n << " < "
           << wide_columns_name(f) << " " << wide_columns(f);
@@ -71,6 +73,11 @@ struct step<kernels::gcoo_spmm> {
     } else if (few_rows && mean > t.gcoo_wide_max_mean_row) {
       why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and mean row length " << mean
           << " > gcoo_wide_max_mean_row " << t.gcoo_wide_max_mean_row;
+    } else if (narrow && f.lhs.value_bytes == 8 && n >= t.gcoo_fp64_narrow_long_row_columns &&
+               mean > t.gcoo_fp64_wide_max_mean_row) {
+      why << "double with N = " << n << " >= gcoo_fp64_narrow_long_row_columns "
+          << t.gcoo_fp64_narrow_long_row_columns << " and mean row length " << mean
+          << " > gcoo_fp64_wide_max_mean_row " << t.gcoo_fp64_wide_max_mean_row;
     } else if (f.lhs.value_bytes == 8 && n >= t.gcoo_wide_columns &&
                mean > t.gcoo_fp64_wide_max_mean_row) {
       why << "double with N = " << n << " >= gcoo_wide_columns " << t.gcoo_wide_columns
@@ -81,6 +88,12 @@ struct step<kernels::gcoo_spmm> {
     } else if (longest > t.gcoo_max_row_spread * mean) {
       why << "longest row " << longest << " > gcoo_max_row_spread " << t.gcoo_max_row_spread
           << " x mean row length " << mean;
+    } else if (narrow && !(f.lhs_gcoo_cached && f.lhs_gcoo_cached()) && f.lhs_uses_as_is &&
+               f.lhs_uses_as_is() + 1 < t.gcoo_narrow_min_uses) {
+      why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns << " and product "
+          << f.lhs_uses_as_is() + 1 << " with this operand < gcoo_narrow_min_uses "
+          << t.gcoo_narrow_min_uses
+          << ": it runs as it is; a later one converts it to gcoo once (cached on it)";
     }
     return why.str();
   }

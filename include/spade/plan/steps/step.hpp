@@ -21,8 +21,10 @@ inline std::string sparse_times_dense_text(const product_facts& f) {
   why << "lhs density " << f.lhs.density() << " vs "
       << (wide ? "densify_density_wide " : "densify_density ")
       << (wide ? t.densify_density_wide : t.densify_density) << "; N = " << f.vectors
-      << " vs gcoo_min_columns " << t.gcoo_min_columns << "; " << f.lhs.rows
-      << " rows vs gcoo_min_rows " << t.gcoo_min_rows;
+      << " vs gcoo_min_columns " << t.gcoo_min_columns;
+  if (f.vectors < t.gcoo_min_columns)
+    why << " (narrow B: gcoo_narrow_min_columns " << t.gcoo_narrow_min_columns << ")";
+  why << "; " << f.lhs.rows << " rows vs gcoo_min_rows " << t.gcoo_min_rows;
   return why.str();
 }
 
