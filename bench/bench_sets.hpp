@@ -132,6 +132,22 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
                      [seed] { return gen::block_diagonal<T>(1 << 18, 4, seed); }, true});
     cases.push_back({"block_diagonal", "block_diagonal_32768x(4..40)",
                      [seed] { return gen::block_diagonal<T>(32768, 4, 40, seed); }, true});
+    // Seven more, added after the narrow gcoo rule was fitted on the seven above and the
+    // synthetic set (docs/benchmarks/spmm-narrow-gcoo-2026-11-28.md): its first unseen check.
+    cases.push_back(
+        {"stencil27", "stencil27_90^3", [] { return gen::stencil27<T>(90, 90, 90); }, false});
+    cases.push_back(
+        {"stencil7", "stencil7_200^3", [] { return gen::stencil7<T>(200, 200, 200); }, false});
+    cases.push_back({"banded", "banded_2^22_l2_u2",
+                     [seed] { return gen::banded<T>(1 << 22, 2, 2, seed); }, false});
+    cases.push_back({"banded", "banded_2^20_l12_u12",
+                     [seed] { return gen::banded<T>(1 << 20, 12, 12, seed); }, false});
+    cases.push_back({"uniform_rows", "uniform_rows_2^21x8",
+                     [seed] { return gen::uniform_rows<T>(1 << 21, 1 << 21, 8, seed); }, false});
+    cases.push_back({"uniform_rows", "uniform_rows_2^19x24",
+                     [seed] { return gen::uniform_rows<T>(1 << 19, 1 << 19, 24, seed); }, false});
+    cases.push_back({"block_diagonal", "block_diagonal_2^17x6",
+                     [seed] { return gen::block_diagonal<T>(1 << 17, 6, seed); }, false});
   }
   std::vector<matrix_case<T>> kept;
   for (auto& c : cases)
