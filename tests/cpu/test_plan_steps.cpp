@@ -172,6 +172,21 @@ TEST_CASE("gcoo_spmm's step: narrow B over a large A, from the gcoo_narrow_min_u
   short_rows.facts.lhs.value_bytes = 8;
   short_rows.facts.lhs_uses_as_is = [enough_uses] { return enough_uses; };
   CHECK(decide<kernels::gcoo_spmm>(short_rows.facts).ok);
+
+  // Without a use count the narrow rule never converts.
+  spmm_facts unknown(rows, 5, 10, narrowest);
+  unknown.facts.lhs_uses_as_is = nullptr;
+  CHECK(contains(decide<kernels::gcoo_spmm>(unknown.facts).reason,
+                 "product 1 with this operand < gcoo_narrow_min_uses"));
+
+  // The narrow bounds touch narrow B only: raised past gcoo_min_columns, B of gcoo_min_columns
+  // columns still runs gcoo_spmm.
+  const spade::thresholds saved = t;
+  spade::tuning().gcoo_narrow_min_columns = 2 * t.gcoo_min_columns;
+  spmm_facts wide(rows, 5, 10, static_cast<index_t>(t.gcoo_min_columns));
+  const bool wide_ok = decide<kernels::gcoo_spmm>(wide.facts).ok;
+  spade::tuning() = saved;
+  CHECK(wide_ok);
 }
 TEST_CASE("gcoo_spmm's step: in double at wide N, long rows go to cuSPARSE") {
   const auto& t = spade::tuning();

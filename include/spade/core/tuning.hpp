@@ -39,7 +39,8 @@ struct thresholds {
   /// (skewed rows: power-law graphs lost up to 0.6×), and either A has gcoo_min_rows rows, or
   /// B has gcoo_wide_columns columns and A has gcoo_wide_min_rows rows of at most
   /// gcoo_wide_max_mean_row entries on average, or B has gcoo_widest_columns columns and A
-  /// gcoo_widest_min_rows rows. docs/benchmarks/gcoo.md has the measurements;
+  /// gcoo_widest_min_rows rows (narrower B: the gcoo_narrow_* rule below).
+  /// docs/benchmarks/gcoo.md has the measurements;
   /// a gcoo operand always runs gcoo_spmm (its format was chosen by the user).
   long gcoo_min_columns = 32;
   long gcoo_min_rows = 500000;
@@ -48,15 +49,16 @@ struct thresholds {
   /// A of at least gcoo_min_rows rows within gcoo_max_row_spread (ellr_spmv, asked first, keeps
   /// what it takes up to 8 columns). In double, from gcoo_fp64_narrow_long_row_columns columns
   /// it declines an A of more than gcoo_fp64_wide_max_mean_row entries per row on average. A csr
-  /// is converted only from its gcoo_narrow_min_uses-th product on (the ones before run
-  /// cuSPARSE on it as it is). H200, 2026-11-28, gcoo_spmm alone against the best cuSPARSE
-  /// algorithm in the same run at N = 4, 8, 16, 24 on 13 matrices of 0.5–4 M rows
-  /// (docs/benchmarks/spmm-narrow-gcoo-2026-11-28.md): 0.98–2.86× on the 66 products the rule
-  /// admits (geomean 1.46; below 1.02 only block-diagonal 43/row fp32 N = 24, 0.98, and uniform
-  /// rows 32/row fp32 N = 4, 1.00); in double above 16 per row from N = 16 it ranged 0.82–1.39; at
-  /// N = 2 block-diagonal lost 0.83. On seven matrices added after the fit the planned product
-  /// ran 1.01–2.68× (fp32) and 1.11–2.26× (fp64) the best cuSPARSE one. The conversion cost the
-  /// saving of 2–123 narrow products (median 14), hence 8.
+  /// is converted only from its gcoo_narrow_min_uses-th product on: the products already run
+  /// with it as it is (of any kind: SpMV, SpMM, transposed) are counted on the operand. H200,
+  /// 2026-11-28, gcoo_spmm alone against the best cuSPARSE algorithm in the same run at N = 4, 8,
+  /// 16, 24 on 13 matrices of 0.5–4 M rows (docs/benchmarks/spmm-narrow-gcoo-2026-11-28.md):
+  /// 0.98–2.86× on the 66 products the rule admits (geomean 1.46; below 1.02 only block-diagonal
+  /// 43/row fp32 N = 24, 0.98, and uniform rows 32/row fp32 N = 4, 1.00); in double above 16 per
+  /// row from N = 16 it ranged 0.82–1.39; at N = 2 block-diagonal lost 0.83. On seven matrices
+  /// added after the fit the products it takes ran 1.01–2.68× (fp32) and 1.11–2.26× (fp64, six of
+  /// them) the best cuSPARSE one. The conversion cost the saving of 2–123 narrow products (median
+  /// 14), hence 8.
   long gcoo_narrow_min_columns = 4;
   long gcoo_fp64_narrow_long_row_columns = 16;
   int gcoo_narrow_min_uses = 8;

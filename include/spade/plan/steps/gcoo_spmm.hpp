@@ -12,7 +12,9 @@ template <>
 struct step<kernels::gcoo_spmm> {
   /// In the sparse × dense rule on the gpu (after the rule's densify gate): declines a
   /// transposed A, a col-major destination, and matrices too small or too skewed for GCOO
-  /// (docs/benchmarks/gcoo.md); a gcoo operand (the user's format or a sparse_view) always runs.
+  /// (docs/benchmarks/gcoo.md); for narrow B (under gcoo_min_columns) it waits for the
+  /// operand's gcoo_narrow_min_uses-th product (spmm-narrow-gcoo-2026-11-28.md). A gcoo operand
+  /// (the user's format or a sparse_view) always runs; a tuned entry (spade tune) decides first.
   template <class Rule>
   static decision decide(const product_facts& f) {
     if (!gpu_sparse_times_dense<Rule>(f)) return decision::accept();
@@ -62,7 +64,7 @@ struct step<kernels::gcoo_spmm> {
         rows < t.gcoo_min_rows && !(n >= t.gcoo_widest_columns && rows >= t.gcoo_widest_min_rows);
     // Narrow B (below gcoo_min_columns): only the large-A rule, and only from a later product.
     const bool narrow = n < t.gcoo_min_columns;
-    if (n < t.gcoo_narrow_min_columns) {
+    if (narrow && n < t.gcoo_narrow_min_columns) {
       why << "N = " << n << " < gcoo_narrow_min_columns " << t.gcoo_narrow_min_columns;
     } else if (few_rows && n < wide_columns(f)) {
       why << rows << " rows < gcoo_min_rows " << t.gcoo_min_rows << " and N = " << n << " < "
@@ -88,12 +90,14 @@ struct step<kernels::gcoo_spmm> {
     } else if (longest > t.gcoo_max_row_spread * mean) {
       why << "longest row " << longest << " > gcoo_max_row_spread " << t.gcoo_max_row_spread
           << " x mean row length " << mean;
-    } else if (narrow && !(f.lhs_gcoo_cached && f.lhs_gcoo_cached()) && f.lhs_uses_as_is &&
-               f.lhs_uses_as_is() + 1 < t.gcoo_narrow_min_uses) {
-      why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns << " and product "
-          << f.lhs_uses_as_is() + 1 << " with this operand < gcoo_narrow_min_uses "
-          << t.gcoo_narrow_min_uses
-          << ": it runs as it is; a later one converts it to gcoo once (cached on it)";
+    } else if (narrow && !(f.lhs_gcoo_cached && f.lhs_gcoo_cached())) {
+      // Products already run with A as it is (any kind); unknown counts as none, so a caller
+      // that cannot say never triggers a conversion for a narrow product.
+      const long product = (f.lhs_uses_as_is ? f.lhs_uses_as_is() : 0L) + 1;
+      if (product < t.gcoo_narrow_min_uses)
+        why << "N = " << n << " < gcoo_min_columns " << t.gcoo_min_columns << " and product "
+            << product << " with this operand < gcoo_narrow_min_uses " << t.gcoo_narrow_min_uses
+            << ": it runs as it is; a later one converts it to gcoo once (cached on it)";
     }
     return why.str();
   }
