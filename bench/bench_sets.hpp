@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ struct set_options {
   std::string only;      // keep only cases whose name contains this
   std::uint64_t seed = 20240601;
 };
+
+/// Sets `o`'s real, synthetic and heldout flags from a --sets value (all, real, synthetic or
+/// heldout); anything else is a usage error.
+inline void select_sets(set_options& o, const std::string& sets) {
+  if (sets != "all" && sets != "real" && sets != "synthetic" && sets != "heldout")
+    throw std::invalid_argument("--sets takes all, real, synthetic or heldout, not '" + sets + "'");
+  o.real = sets == "all" || sets == "real";
+  o.synthetic = sets == "all" || sets == "synthetic";
+  o.heldout = sets == "heldout";
+}
 
 /// Real matrices in the quick subset: the ones BENCHMARKS.md quotes cuSPARSE figures for,
 /// plus a mesh and a power-law graph.

@@ -5,7 +5,8 @@
 // (bench/explain_diff.py --chosen compares them).
 //
 //   spade-explain-preview --profile h100|h200|FILE [--double] [--matrices DIR]
-//                         [--sets all|real|synthetic] [--quick] [--only S] [--n 1,8,32,128,512]
+//                         [--sets all|real|synthetic|heldout] [--quick] [--only S] [--n
+//                         1,8,32,128,512]
 //                         [--max-products P] [--seed S]
 #include <charconv>
 #include <cstdint>
@@ -92,11 +93,7 @@ int run(int argc, char** argv) {
   so.matrix_dir = o.count("matrices") ? o["matrices"] : (env ? env : "");
   so.quick = o.count("quick") > 0;
   const std::string sets = o.count("sets") ? o["sets"] : "all";
-  if (sets != "all" && sets != "real" && sets != "synthetic" && sets != "heldout")
-    throw std::invalid_argument("--sets takes all, real, synthetic or heldout, not '" + sets + "'");
-  so.real = sets == "all" || sets == "real";
-  so.synthetic = sets == "all" || sets == "synthetic";
-  so.heldout = sets == "heldout";
+  select_sets(so, sets);
   if (o.count("only")) so.only = o["only"];
   if (o.count("seed")) so.seed = number<std::uint64_t>("--seed", o["seed"]);
   std::vector<index_t> widths;
