@@ -1,6 +1,7 @@
 // `spade tune`: times the sparse × dense kernels on this GPU and writes its tune file.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -28,7 +29,7 @@ struct tune_command_options {
   bool forget = false;
 };
 
-/// Widths from "32,128,512": each from tune_min_columns to 65536.
+/// Widths from "4,32,128,512": each from tune_min_cusparse_columns to 65536.
 inline std::vector<index_t> parse_columns(const std::string& text) {
   std::vector<index_t> columns;
   std::istringstream in(text);
@@ -36,11 +37,27 @@ inline std::vector<index_t> parse_columns(const std::string& text) {
     columns.push_back(static_cast<index_t>(parse_count("--columns", item, 65536)));
   if (columns.empty()) throw usage_error("--columns needs at least one width");
   for (const index_t n : columns)
-    if (n < tune_min_columns)
+    if (n < tune_min_cusparse_columns)
       throw usage_error("--columns: " + std::to_string(n) + " is below " +
-                        std::to_string(tune_min_columns) +
+                        std::to_string(tune_min_cusparse_columns) +
                         ", where the planner uses no tuned choice");
   return columns;
+}
+
+/// " alg1 0.0140 alg2 0.0189": each choice's time in ms, 4 decimals.
+inline std::string times_text(const std::vector<std::pair<std::string, double>>& times) {
+  std::string text;
+  for (const auto& [choice, ms] : times)
+    text += " " + choice + " " + fixed(ms, 4);
+  return text;
+}
+
+/// The fastest of `times` (nullptr when empty).
+inline const std::pair<std::string, double>* fastest_of(
+    const std::vector<std::pair<std::string, double>>& times) {
+  const auto it = std::min_element(
+      times.begin(), times.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+  return it == times.end() ? nullptr : &*it;
 }
 
 inline tune_command_options parse_tune(const std::vector<std::string>& args) {
@@ -124,16 +141,17 @@ void tune_type(const tune_command_options& o, tuned_table& table, std::ostream& 
     out << ", class " << r.gcoo_class << '\n';
     for (const auto& w : r.widths) {
       out << "  N = " << w.columns << ":";
-      const std::pair<std::string, double>* best = nullptr;
-      for (const auto& kernel : w.milliseconds) {
-        out << ' ' << kernel.first << ' ' << fixed(kernel.second, 4) << " ms";
-        if (!best || kernel.second < best->second) best = &kernel;
+      if (w.columns >= tune_min_columns) {
+        for (const auto& [kernel, ms] : w.milliseconds)
+          out << ' ' << kernel << ' ' << fixed(ms, 4) << " ms";
+        if (w.gcoo_group_size > 0) out << " (p " << w.gcoo_group_size << ")";
+        out << "; gcoo" << times_text(w.gcoo_milliseconds);
+        if (const auto* best = fastest_of(w.milliseconds)) out << "; fastest " << best->first;
+        out << ";";
       }
-      if (w.gcoo_group_size > 0) out << " (p " << w.gcoo_group_size << ")";
-      out << "; gcoo";
-      for (const auto& [p, ms] : w.gcoo_milliseconds)
-        out << ' ' << p << ' ' << fixed(ms, 4);
-      if (best) out << "; fastest " << best->first;
+      out << " cuSPARSE" << times_text(w.cusparse_milliseconds);
+      if (const auto* best = fastest_of(w.cusparse_milliseconds))
+        out << ", fastest " << best->first << " (the rules' " << w.ruled_algorithm << ")";
       out << "; class " << w.operand_class << '\n';
     }
     if (!r.held)

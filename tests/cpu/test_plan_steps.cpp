@@ -605,6 +605,14 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
     CHECK_FALSE(spade::detail::planned_spmm_alg1(a, false, 5));
     CHECK_FALSE(spade::detail::planned_spmm_alg1(a, true, 4));
     CHECK_FALSE(spade::detail::planned_spmm_alg1(b, false, 4));
+    // The choice the runner and explain ask: the rules' answer where no tune file decides (a cpu
+    // operand has none), whatever the layouts.
+    using spade::detail::planned_spmm_algorithm_choice;
+    CHECK(planned_spmm_algorithm_choice(a, false, true, 1000000, 4).number == 1);
+    CHECK(planned_spmm_algorithm_choice(a, false, false, 1000000, 4).number == 1);
+    CHECK(planned_spmm_algorithm_choice(b, false, true, 1000000, 4).number == 3);
+    CHECK(planned_spmm_algorithm_choice(b, false, true, 1000000, 128).number == 2);  // C ≥ 5·10⁶
+    CHECK_FALSE(planned_spmm_algorithm_choice(a, false, true, 1000000, 4).tuned.decides());
   }
 
   // ELLR-T lanes: the share of the resident threads, then the entries per lane.
@@ -677,6 +685,47 @@ TEST_CASE("copies_for: the transposes a kernel has no op flag for, and its resul
   CHECK(contains(text, "  copy: rhs transposed into a copy"));
   CHECK(contains(text, "  copy: result computed as tiles, then converted to csr"));
   CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+}
+
+TEST_CASE("explain names cuSPARSE's algorithm and whether a tuned entry or the rules chose it") {
+  using spade::plan::spmm_algorithm_choice;
+  using spade::plan::tuned_choice;
+  spade::tuned_table table;
+  table.source = "tune-test.txt";
+  table.add("cusparse", "cls", {{"alg1", 1.0}, {"alg2", 3.0}, {"alg3", 2.0}}, "m", "this");
+  spmm_facts s(1000, 4, 4, 4);
+  const auto why = [&] {
+    return step<kernels::cusparse_spmm>::why_chosen<rules::sparse_times_dense>(s.facts);
+  };
+  // No such fact (a cpu operand, a preview): nothing about the algorithm.
+  CHECK_FALSE(contains(why(), "ALG"));
+  std::string operand = "this";
+  int rules_number = 3;
+  s.facts.cusparse_spmm_algorithm = [&] {
+    spmm_algorithm_choice c;
+    c.tuned = tuned_choice{&table, table.find("cusparse", "cls"), "cls", {}, false};
+    if (c.tuned.entry) c.tuned.kernel = c.tuned.entry->decision_for(operand, &c.tuned.measured);
+    c.number =
+        c.tuned.decides() ? spade::cusparse_spmm_algorithm_number(c.tuned.kernel) : rules_number;
+    return c;
+  };
+  CHECK(contains(why(),
+                 "; cuSPARSE CSR ALG1, tuned on this device, this matrix measured, class "
+                 "cls: alg1 1 ms, alg3 2 ms, alg2 3 ms over 1 matrix (m); tune-test.txt"));
+  // Another matrix of the class: one measured matrix does not decide for it.
+  operand = "other";
+  CHECK(contains(why(),
+                 "; cuSPARSE CSR ALG3 by the rules (spmm_alg1_*, spmm_alg2_*, "
+                 "spmm_alg3_skewed_*); the tuned cuSPARSE entry for class cls (alg1 1 ms"));
+  CHECK(contains(why(), "does not decide for a matrix it did not measure"));
+  // Without an entry: the rules' number, and nothing about tuning.
+  table = {};
+  rules_number = 2;
+  CHECK(contains(why(), "; cuSPARSE CSR ALG2 by the rules"));
+  CHECK_FALSE(contains(why(), "tuned"));
+  // Only cusparse_spmm says it.
+  CHECK_FALSE(
+      contains(step<kernels::gcoo_spmm>::why_chosen<rules::sparse_times_dense>(s.facts), "ALG"));
 }
 
 TEST_CASE(

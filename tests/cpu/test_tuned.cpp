@@ -50,12 +50,24 @@ TEST_CASE("operand classes: precision, rows in 4x ranges, mean row and fill in 2
   CHECK(spade::gcoo_tune_class(4, 262144, 7.0, 7 * 32 + 1, 64) == "f32.r18.m2.s2.t6");
   CHECK(spade::gcoo_tune_class(4, 262144, 0.5, 1, 0) == "f32.r18.m0.s0.t-");
   // The product's class: no rows, but whether A, B and C fit in L2. The width rounds to the
-  // nearest power of two, 16 to 2048; no fill counted: "t-".
+  // nearest power of two, 1 to 2048; no fill counted: "t-".
   CHECK(spade::spmm_tune_class(8, 16.5, 40, 128, 37.2, true) == "f64.m4.s0.n128.t5.l2");
   CHECK(spade::spmm_tune_class(8, 16.5, 40, 96, 64, false) == "f64.m4.s0.n128.t6.dram");
   CHECK(spade::spmm_tune_class(8, 16.5, 40, 90, 1, true) == "f64.m4.s0.n64.t0.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 1000, 5000, 0, true) == "f32.m4.s2.n2048.t-.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 16, 0, true) == "f32.m4.s0.n16.t-.l2");
+  // Narrow B (the "cusparse" table): 3 rounds up to 4, 5 down, 6 up to 8, 12 up to 16.
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 1, 0, true) == "f32.m4.s0.n1.t-.l2");
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 2, 0, true) == "f32.m4.s0.n2.t-.l2");
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 3, 0, true) == "f32.m4.s0.n4.t-.l2");
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 5, 0, true) == "f32.m4.s0.n4.t-.l2");
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 6, 0, true) == "f32.m4.s0.n8.t-.l2");
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 12, 0, true) == "f32.m4.s0.n16.t-.l2");
+  // The "cusparse" table's choices and their numbers; anything else is 0 (the rules decide).
+  CHECK(spade::cusparse_spmm_algorithm_number("alg1") == 1);
+  CHECK(spade::cusparse_spmm_algorithm_number("alg3") == 3);
+  CHECK(spade::cusparse_spmm_algorithm_number("alg4") == 0);
+  CHECK(spade::cusparse_spmm_algorithm_number("tiled_spmm") == 0);
   // 1000 x 1000 with 10^4 float entries, N = 100: 80000 + 4004 + 2000·100·4 = 884004 bytes.
   CHECK(spade::spmm_fits_l2(4, 1000, 1000, 10000, 100, 884004));
   CHECK_FALSE(spade::spmm_fits_l2(4, 1000, 1000, 10000, 100, 884003));

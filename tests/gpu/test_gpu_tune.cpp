@@ -1,6 +1,7 @@
 // GPU suite for per-device tuning: spade::tune_spmm times the kernels and fills a table, the
-// planner follows the device's tune file (kernel and gcoo's rows per group), a malformed file or
-// SPADE_TUNE=off leaves the rules in charge, and every planned product matches Eigen.
+// planner follows the device's tune file (kernel, cuSPARSE's algorithm and gcoo's rows per
+// group), a malformed file or SPADE_TUNE=off leaves the rules in charge, and every planned
+// product matches Eigen.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -100,7 +101,113 @@ spade::csr<T, cpu> full_blocks(index_t blocks, splitmix64& rng) {
   return spade::csr<T, cpu>(blocks * 16, blocks * 16, row_ptr, col_idx, values);
 }
 
+/// 20000 rows of 4 entries in random columns and one row of 2000: skewed (ellr_spmv declines)
+/// and small (gcoo_spmm and tiled_spmm decline), so products with it run cuSPARSE at every width.
+template <class T>
+spade::csr<T, cpu> skewed_rows(splitmix64& rng) {
+  constexpr index_t rows = 20000;
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t r = 0; r < rows; ++r) {
+    const index_t length = r == rows / 2 ? 2000 : 4;
+    const index_t start = static_cast<index_t>(rng.next() % (rows - length));
+    const index_t stride = r == rows / 2 ? 1 : static_cast<index_t>(1 + rng.next() % 97);
+    for (index_t k = 0; k < length; ++k) {
+      col_idx.push_back(std::min<index_t>(start + k * stride, rows - 1 - (length - 1 - k)));
+      values.push_back(spade::testing::nonzero_value<T>(rng));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(rows, rows, row_ptr, col_idx, values);
+}
+
 }  // namespace
+
+TEST_CASE_TEMPLATE(
+    "tune_spmm times cuSPARSE's algorithms at every width; the planner runs the "
+    "tuned one",
+    T, float, double) {
+  if (no_device("the tuning GPU tests")) return;
+  const scratch_cache cache;
+  pool_guard guard;
+  splitmix64 rng{fresh_seed()};
+  const auto a_host = skewed_rows<T>(rng);
+  const auto narrow = random_dense<T, row_major>(a_host.cols(), 4, 0.0, rng);
+  // Without a tune file: the rules' algorithm (ALG3: too few rows for ALG1, too small a C for
+  // ALG2), and explain names it.
+  const std::string ruled = planned_and_checked(a_host, narrow);
+  REQUIRE(chosen_kernel(ruled) == "cusparse_spmm");
+  CHECK(contains(ruled, "; cuSPARSE CSR ALG3 by the rules"));
+
+  const spade::csr<T, gpu> a = spade::to_gpu(a_host);
+  spade::tuned_table table =
+      spade::tuned_table_to_fill(spade::default_context().properties(), false);
+  spade::tune_options o;
+  o.columns = {4, 32};
+  o.samples = 5;
+  const spade::tune_report r = spade::tune_spmm(a, "skewed", table, o);
+  REQUIRE(r.skipped.empty());
+  REQUIRE(r.widths.size() == 2);
+  // Below tune_min_columns only the algorithms are timed; from it the kernels too, cuSPARSE's
+  // time being its fastest algorithm's.
+  for (const auto& w : r.widths) {
+    REQUIRE(w.cusparse_milliseconds.size() == 3);
+    CHECK(w.cusparse_milliseconds[0].first == "alg1");
+    CHECK(w.cusparse_milliseconds[2].first == "alg3");
+    for (const auto& [algorithm, ms] : w.cusparse_milliseconds)
+      CHECK(ms > 0);
+    CHECK(table.find("cusparse", w.operand_class) != nullptr);
+  }
+  CHECK(r.widths[0].ruled_algorithm == "alg3");
+  CHECK(r.widths[0].milliseconds.empty());
+  CHECK(r.widths[0].gcoo_milliseconds.empty());
+  CHECK(table.find("spmm", r.widths[0].operand_class) == nullptr);
+  REQUIRE(r.widths[1].milliseconds.size() == 3);
+  CHECK(r.widths[1].milliseconds[0].first == "cusparse_spmm");
+  double fastest = r.widths[1].cusparse_milliseconds[0].second;
+  for (const auto& [algorithm, ms] : r.widths[1].cusparse_milliseconds)
+    fastest = std::min(fastest, ms);
+  CHECK(r.widths[1].milliseconds[0].second == fastest);
+  CHECK(table.size() == 4);  // two cusparse entries, the spmm entry at N = 32, the gcoo entry
+  spade::save_tuned_table(table, device_tune_file());
+  // The planner runs the algorithm measured fastest on this matrix, and says so.
+  const std::string measured_best =
+      table.find("cusparse", r.widths[0].operand_class)
+          ->decision_for(spade::tune_fingerprint(a.rows(), a.cols(), a.nnz(), 2000));
+  const std::string tuned = planned_and_checked(a_host, narrow);
+  CAPTURE(measured_best);
+  CHECK(contains(tuned, "; cuSPARSE CSR ALG" + measured_best.substr(3) +
+                            ", tuned on this device, this matrix measured, class " +
+                            r.widths[0].operand_class));
+
+  // A file that names each algorithm in turn: the product runs it (and matches Eigen).
+  const std::string fingerprint = spade::tune_fingerprint(a.rows(), a.cols(), a.nnz(), 2000);
+  for (int fastest_number = 1; fastest_number <= 3; ++fastest_number) {
+    CAPTURE(fastest_number);
+    spade::tuned_table t = spade::tuned_table_to_fill(spade::default_context().properties(), false);
+    std::vector<std::pair<std::string, double>> times;
+    for (int k = 1; k <= 3; ++k)
+      times.emplace_back("alg" + std::to_string(k), k == fastest_number ? 1.0 : 2.0 + k);
+    t.add("cusparse", r.widths[0].operand_class, times, "written", fingerprint);
+    spade::save_tuned_table(t, device_tune_file());
+    const std::string plan = planned_and_checked(a_host, narrow);
+    CHECK(contains(plan, "; cuSPARSE CSR ALG" + std::to_string(fastest_number) + ", tuned"));
+    const spade::dense<T, gpu, row_major> b = spade::to_gpu(narrow);
+    const spade::dense<T, gpu, row_major> c(a.rows(), 4);
+    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c) ==
+          spade::detail::spmm_algorithm_of(fastest_number));
+    // What the tuner did not time keeps the rules: Aᵀ, a col-major C.
+    const spade::dense<T, gpu, spade::col_major> c_col(a.rows(), 4);
+    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c_col) ==
+          spade::device::spmm_algorithm::csr_alg3);
+    CHECK(spade::detail::planned_spmm_algorithm(a, true, b, c) ==
+          spade::device::spmm_algorithm::csr_alg3);
+  }
+  // Off: the rules again.
+  ::setenv("SPADE_TUNE", "off", 1);
+  CHECK(contains(planned_and_checked(a_host, narrow), "; cuSPARSE CSR ALG3 by the rules"));
+  ::unsetenv("SPADE_TUNE");
+}
 
 TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what it measured", T,
                    float, double) {
@@ -124,6 +231,7 @@ TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what
   REQUIRE(r.skipped.empty());
   REQUIRE(r.widths.size() == 1);
   CHECK(r.widths[0].milliseconds.size() == 3);
+  CHECK(r.widths[0].cusparse_milliseconds.size() == 3);
   CHECK(r.widths[0].gcoo_milliseconds.size() == 4);
   CHECK(r.held);  // no timed run synchronised
   // gcoo_spmm competes at the p its "gcoo" entry picks, the one the planner converts with.
@@ -132,7 +240,7 @@ TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what
   CHECK(spade::group_size_choice(r.widths[0].gcoo_group_size) == group_sizes->best()->first);
   for (const auto& [kernel, ms] : r.widths[0].milliseconds)
     CHECK(ms > 0);
-  CHECK(table.size() == 2);  // the class's spmm entry and its gcoo entry
+  CHECK(table.size() == 3);  // the class's spmm, cusparse and gcoo entries
   const spade::tuned_entry* measured = table.find("spmm", r.widths[0].operand_class);
   REQUIRE(measured != nullptr);
   spade::save_tuned_table(table, device_tune_file());
@@ -208,7 +316,7 @@ TEST_CASE("tune_spmm skips what the row-wise kernels take and refuses widths it 
   CHECK(spade::tune_spmm(empty, "empty", table).skipped == "no entries");
   CHECK(table.size() == 0);
   spade::tune_options o;
-  o.columns = {8};
+  o.columns = {1};
   const auto a = spade::to_gpu(full_blocks<double>(64, rng));
   CHECK_THROWS_AS(spade::tune_spmm(a, "narrow", table, o), spade::invalid_matrix);
 }

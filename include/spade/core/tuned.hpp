@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -94,7 +95,8 @@ struct tuned_entry {
 };
 
 /// The tuned choices of one device, by table ("spmm": the kernel of a sparse × dense product of
-/// a class; "gcoo": the rows per group gcoo_spmm's conversion uses) and operand class (the keys
+/// a class; "cusparse": the algorithm cusparseSpMM runs it with; "gcoo": the rows per group
+/// gcoo_spmm's conversion uses) and operand class (the keys
 /// spmm_tune_class / gcoo_tune_class make). Read from and written to a text file, one entry per
 /// line: `<table> <class> <count> <choice>=<ms>... fastest=<fingerprint>:<choice>,...
 /// [from=<name>,...]`.
@@ -347,18 +349,19 @@ inline bool spmm_fits_l2(int value_bytes, std::int64_t rows, std::int64_t cols, 
   return bytes <= static_cast<double>(l2_bytes);
 }
 
-/// The class of a sparse × dense product for the kernel choice: precision, mean row length (2×
-/// ranges), row spread (as gcoo_tune_class), the width of B rounded to the nearest power of two
-/// (from 16 to 2048), the mean fill of A's 8×8 tiles (2× ranges; "t-" when not counted: A is
-/// below tiled_spmm_min_nnz) and whether the product fits in L2 ("l2") or streams from DRAM
-/// ("dram"), e.g. "f64.m4.s0.n128.t5.l2". The rows count only through the last: leaving them out
-/// let more matrices share a class, which picked better on matrices left out of the tuning
-/// (docs/planner.md has the measurement).
+/// The class of a sparse × dense product for the kernel choice ("spmm" table) and cuSPARSE's
+/// algorithm ("cusparse" table): precision, mean row length (2× ranges), row spread (as
+/// gcoo_tune_class), the width of B rounded to the nearest power of two (from 1 to 2048; the
+/// kernel choice starts at tune_min_columns), the mean fill of A's 8×8 tiles (2× ranges; "t-"
+/// when not counted: A is below tiled_spmm_min_nnz) and whether the product fits in L2 ("l2")
+/// or streams from DRAM ("dram"), e.g. "f64.m4.s0.n128.t5.l2". The rows count only through the
+/// last: leaving them out let more matrices share a class, which picked better on matrices left
+/// out of the tuning (docs/planner.md has the measurement).
 inline std::string spmm_tune_class(int value_bytes, double mean_row, std::int64_t longest_row,
                                    std::int64_t columns, double tile_fill, bool fits_l2) {
   const int width = std::clamp(static_cast<int>(std::lround(std::log2(
                                    static_cast<double>(std::max<std::int64_t>(columns, 1))))),
-                               4, 11);
+                               0, 11);
   return detail::tune_precision(value_bytes) + detail::tune_row_lengths(mean_row, longest_row) +
          ".n" + std::to_string(1 << width) + detail::tune_tile_fill(tile_fill) +
          (fits_l2 ? ".l2" : ".dram");
@@ -367,6 +370,22 @@ inline std::string spmm_tune_class(int value_bytes, double mean_row, std::int64_
 /// The narrowest B a tuned kernel choice applies to (below it ellr_spmv and cuSPARSE SpMV-like
 /// paths compete, which `spade tune` does not time).
 inline constexpr std::int64_t tune_min_columns = 16;
+
+/// The narrowest B a tuned cuSPARSE algorithm applies to: below tune_min_columns `spade tune`
+/// times only cuSPARSE's algorithms (the ALG1 rule's narrow products on skewed graphs are where
+/// the rules miss most: docs/planner.md).
+inline constexpr std::int64_t tune_min_cusparse_columns = 2;
+
+/// The choices of the "cusparse" table, cusparseSpMM's CSR algorithms: "alg1", "alg2", "alg3".
+inline constexpr std::array<std::string_view, 3> cusparse_spmm_algorithm_choices{"alg1", "alg2",
+                                                                                 "alg3"};
+
+/// The number (1–3) of a "cusparse" table choice, 0 for any other text.
+inline int cusparse_spmm_algorithm_number(std::string_view choice) {
+  for (std::size_t k = 0; k < cusparse_spmm_algorithm_choices.size(); ++k)
+    if (choice == cusparse_spmm_algorithm_choices[k]) return static_cast<int>(k) + 1;
+  return 0;
+}
 
 /// A device's name in the tune file's name: "NVIDIA_H200_sm90_132sms".
 inline std::string device_tune_key(const device_properties& p) {

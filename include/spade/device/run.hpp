@@ -36,13 +36,21 @@ struct runner<kernels::cublas_gemv> {
   }
 };
 
-/// cusparseSpMM's algorithm for a planned product (planned_spmm_alg1 and planned_spmm_alg2,
-/// eval/operands.hpp; ALG3 otherwise).
-template <class A, class Dest>
-device::spmm_algorithm planned_spmm_algorithm(const A& a, bool ta, const Dest& dest) {
-  if (planned_spmm_alg1(a, ta, dest.cols())) return device::spmm_algorithm::csr_alg1;
-  return planned_spmm_alg2(a, ta, dest.rows(), dest.cols()) ? device::spmm_algorithm::csr_alg2
-                                                            : device::spmm_algorithm::csr_alg3;
+/// cusparseSpMM's algorithm number (1–3) as the device enum.
+inline device::spmm_algorithm spmm_algorithm_of(int number) {
+  return number == 1   ? device::spmm_algorithm::csr_alg1
+         : number == 2 ? device::spmm_algorithm::csr_alg2
+                       : device::spmm_algorithm::csr_alg3;
+}
+
+/// cusparseSpMM's algorithm for a planned product C = op(A)·B: a tuned one, else the rules
+/// (planned_spmm_algorithm_choice, eval/operands.hpp).
+template <class A, class B, class Dest>
+device::spmm_algorithm planned_spmm_algorithm(const A& a, bool ta, const B&, const Dest& dest) {
+  return spmm_algorithm_of(
+      planned_spmm_algorithm_choice(a, ta, !is_col_major_v<B> && !is_col_major_v<Dest>, dest.rows(),
+                                    dest.cols())
+          .number);
 }
 
 template <>
@@ -51,7 +59,7 @@ struct runner<kernels::cusparse_spmm> {
   static void product(T alpha, const A& a, bool ta, const B& b, bool, T beta, Dest& dest) {
     // SpMM has no op flag for the dense operand: run_steps passed a transposed one as a copy.
     ++product_uses_of(a).count;  // ellr_min_uses counts the products run on A as it is
-    device::spmm(alpha, a, op(ta), b, beta, dest, planned_spmm_algorithm(a, ta, dest));
+    device::spmm(alpha, a, op(ta), b, beta, dest, planned_spmm_algorithm(a, ta, b, dest));
   }
 };
 

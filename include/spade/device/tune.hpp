@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -28,8 +29,9 @@ namespace spade {
 
 /// What tune_spmm times.
 struct tune_options {
-  /// Widths of B (each is its own operand class).
-  std::vector<index_t> columns{32, 128, 512};
+  /// Widths of B (each is its own operand class), from tune_min_cusparse_columns. Below
+  /// tune_min_columns only cuSPARSE's algorithms are timed (the kernel choice is the rules').
+  std::vector<index_t> columns{2, 4, 8, 32, 128, 512};
   /// Rows per group of the gcoo forms timed.
   std::vector<index_t> group_sizes{1, 2, 4, 8};
   /// Timed runs per kernel (GPU time, behind a held stream); the median counts.
@@ -42,7 +44,11 @@ struct tune_report {
   struct width {
     index_t columns = 0;
     std::string operand_class;
-    std::vector<std::pair<std::string, double>> milliseconds;       ///< kernel → median time
+    /// kernel → median time (from tune_min_columns; cusparse_spmm's is its fastest algorithm's)
+    std::vector<std::pair<std::string, double>> milliseconds;
+    std::vector<std::pair<std::string, double>> cusparse_milliseconds;  ///< "alg2" → median time
+    /// The algorithm the rules pick for this product without a tune file ("alg3").
+    std::string ruled_algorithm;
     std::vector<std::pair<std::string, double>> gcoo_milliseconds;  ///< "p4" → median time
     index_t gcoo_group_size = 0;  ///< the p gcoo_spmm's time in `milliseconds` is at
   };
@@ -88,22 +94,24 @@ dense<T, cpu, row_major> tune_operand(index_t rows, index_t cols, std::uint64_t 
 }  // namespace detail
 
 /// Times C = A·B on the default context's device (A lives there) for each width of B in
-/// o.columns with what the planner chooses between for a csr A (cuSPARSE SpMM as the planner
-/// calls it, gcoo_spmm at each of o.group_sizes, tiled_spmm; each kernel alone after its
-/// conversion, GPU time) and adds the times to `table` under A's classes: "gcoo" (per p, the
-/// geometric mean over the widths) and "spmm" (per width: cusparse_spmm, tiled_spmm and
-/// gcoo_spmm at the p of best geometric mean, the one the planner will convert with). A kernel that
-/// runs out of memory is left out of the entry. `name` is recorded with the entries. An empty A, or
-/// one the row-wise kernels take (plan::rowwise_preferred), is skipped: no kernel choice is made
-/// there.
+/// o.columns and adds the times to `table` under A's classes:
+/// - "cusparse" (per width): cusparseSpMM with CSR ALG1, ALG2 and ALG3;
+/// - from tune_min_columns on, "spmm" (per width): cusparse_spmm at its fastest algorithm (the
+///   one the planner then runs on this matrix), tiled_spmm, and gcoo_spmm at the p of best
+///   geometric mean; and "gcoo": gcoo_spmm at each of o.group_sizes, the geometric mean over
+///   those widths (the planner converts with that p).
+/// Each kernel is timed alone after its conversion (GPU time). A kernel that runs out of memory
+/// is left out of the entry. `name` is recorded with the entries. An empty A, or one the
+/// row-wise kernels take (plan::rowwise_preferred), is skipped: no choice is made there.
 template <scalar T>
 tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table& table,
                       const tune_options& o = {}) {
   for (const index_t n : o.columns)
-    if (n < tune_min_columns)
+    if (n < tune_min_cusparse_columns)
       throw invalid_matrix("spade::tune_spmm: B of " + std::to_string(n) +
-                           " columns is below tune_min_columns (" +
-                           std::to_string(tune_min_columns) + "), where no tuned choice is used");
+                           " columns is below tune_min_cusparse_columns (" +
+                           std::to_string(tune_min_cusparse_columns) +
+                           "), where no tuned choice is used");
   tune_report report;
   report.matrix = name;
   if (a.nnz() == 0) {
@@ -121,7 +129,11 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
   const double fill = detail::tune_tile_fill_of(a);
   report.gcoo_class = gcoo_tune_class(sizeof(T), a.rows(), rows.mean, rows.longest, fill);
   const std::string fingerprint = tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest);
-  const tiled<T, gpu> tiles = convert<tiled>(a);
+  const std::size_t wide_count = static_cast<std::size_t>(std::count_if(
+      o.columns.begin(), o.columns.end(), [](index_t n) { return n >= tune_min_columns; }));
+  const std::optional<tiled<T, gpu>> tiles =
+      wide_count > 0 ? std::optional<tiled<T, gpu>>(convert<tiled>(a)) : std::nullopt;
+  // Per group size, gcoo_spmm's time at each width from tune_min_columns, in order.
   std::vector<std::vector<double>> gcoo_times(o.group_sizes.size());
 
   for (const index_t n : o.columns) {
@@ -132,26 +144,39 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
         spmm_fits_l2(sizeof(T), a.rows(), a.cols(), a.nnz(), n, ctx.properties().l2_cache_bytes));
     const dense<T, gpu, row_major> b = to_gpu(detail::tune_operand<T>(a.cols(), n, o.seed));
     dense<T, gpu, row_major> c(a.rows(), n);
-    const auto time = [&](const char* kernel, auto&& run) {
+    const auto time = [&](auto& list, std::string choice, auto&& run) {
       try {
-        w.milliseconds.emplace_back(kernel, detail::median_milliseconds(ctx, run, o, report.held));
+        list.emplace_back(std::move(choice), detail::median_milliseconds(ctx, run, o, report.held));
       } catch (const out_of_memory&) {
-        // left out of the entry: the planner's rules still cover the class's other kernels
+        // left out of the entry: the planner's rules still cover the class's other choices
       }
     };
-    const device::spmm_algorithm algorithm = detail::planned_spmm_algorithm(a, false, c);
-    time(kernels::cusparse_spmm::name,
-         [&] { device::spmm(T(1), a, device::operation::none, b, T(0), c, algorithm); });
-    time(kernels::tiled_spmm::name, [&] { device::tiled_spmm(T(1), tiles, b, T(0), c); });
-    for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
-      const index_t p = o.group_sizes[k];
-      try {
-        const gcoo<T, gpu> g = convert<gcoo>(a, p);
-        const double ms = detail::median_milliseconds(
-            ctx, [&] { device::gcoo_spmm(T(1), g, b, T(0), c); }, o, report.held);
-        w.gcoo_milliseconds.emplace_back(group_size_choice(p), ms);
-        gcoo_times[k].push_back(ms);
-      } catch (const out_of_memory&) {
+    w.ruled_algorithm = cusparse_spmm_algorithm_choices[static_cast<std::size_t>(
+        detail::ruled_spmm_algorithm(a, false, a.rows(), n) - 1)];
+    for (int k = 1; k <= 3; ++k)
+      time(w.cusparse_milliseconds,
+           std::string(cusparse_spmm_algorithm_choices[static_cast<std::size_t>(k - 1)]), [&] {
+             device::spmm(T(1), a, device::operation::none, b, T(0), c,
+                          detail::spmm_algorithm_of(k));
+           });
+    if (n >= tune_min_columns) {
+      const auto fastest =
+          std::min_element(w.cusparse_milliseconds.begin(), w.cusparse_milliseconds.end(),
+                           [](const auto& x, const auto& y) { return x.second < y.second; });
+      if (fastest != w.cusparse_milliseconds.end())
+        w.milliseconds.emplace_back(kernels::cusparse_spmm::name, fastest->second);
+      time(w.milliseconds, kernels::tiled_spmm::name,
+           [&] { device::tiled_spmm(T(1), *tiles, b, T(0), c); });
+      for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
+        const index_t p = o.group_sizes[k];
+        try {
+          const gcoo<T, gpu> g = convert<gcoo>(a, p);
+          const double ms = detail::median_milliseconds(
+              ctx, [&] { device::gcoo_spmm(T(1), g, b, T(0), c); }, o, report.held);
+          w.gcoo_milliseconds.emplace_back(group_size_choice(p), ms);
+          gcoo_times[k].push_back(ms);
+        } catch (const out_of_memory&) {
+        }
       }
     }
     report.widths.push_back(std::move(w));
@@ -163,7 +188,8 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
   std::size_t chosen = o.group_sizes.size();
   double chosen_mean = 0;
   for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
-    if (gcoo_times[k].size() != o.columns.size()) continue;  // a width ran out of memory
+    if (gcoo_times[k].empty() || gcoo_times[k].size() != wide_count)
+      continue;  // no wide width, or one ran out of memory
     double log_sum = 0;
     for (const double ms : gcoo_times[k])
       log_sum += std::log(ms);
@@ -176,12 +202,16 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
   }
   if (!per_group_size.empty())
     table.add("gcoo", report.gcoo_class, per_group_size, name, fingerprint);
-  for (std::size_t i = 0; i < report.widths.size(); ++i) {
-    tune_report::width& w = report.widths[i];
+  std::size_t wide = 0;  // the index of a width in gcoo_times
+  for (tune_report::width& w : report.widths) {
+    if (!w.cusparse_milliseconds.empty())
+      table.add("cusparse", w.operand_class, w.cusparse_milliseconds, name, fingerprint);
+    if (w.columns < tune_min_columns) continue;
     if (chosen < o.group_sizes.size()) {
       w.gcoo_group_size = o.group_sizes[chosen];
-      w.milliseconds.emplace_back(kernels::gcoo_spmm::name, gcoo_times[chosen][i]);
+      w.milliseconds.emplace_back(kernels::gcoo_spmm::name, gcoo_times[chosen][wide]);
     }
+    ++wide;
     if (!w.milliseconds.empty())
       table.add("spmm", w.operand_class, w.milliseconds, name, fingerprint);
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -497,15 +498,16 @@ std::function<std::string()> spgemm_profile_fact(const A& a, const B& b) {
   };
 }
 
-/// The kernel `spade tune` measured fastest for gpu csr `a` times a dense B of `columns` columns
-/// on `a`'s class and device (plan::tuned_choice; nothing below tune_min_columns, for an operand
-/// the row-wise kernels take, or without a tune file). Counts the tile fill when A has
-/// tiled_spmm_min_nnz entries (the class needs it; cached on A).
+/// What `spade tune` measured on gpu csr `a`'s class and device in tune table `table` for a
+/// product with a dense B of `columns` columns (plan::tuned_choice; nothing below
+/// `min_columns`, for an operand the row-wise kernels take, or without a tune file). Counts the
+/// tile fill when A has tiled_spmm_min_nnz entries (the class needs it; cached on A).
 template <class A>
-plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
+plan::tuned_choice tuned_choice_of(const A& a, std::string_view table_name, index_t columns,
+                                   std::int64_t min_columns) {
   plan::tuned_choice choice;
   if constexpr (is_csr_v<A> && std::is_same_v<typename A::space_type, gpu>) {
-    if (columns < tune_min_columns || a.nnz() == 0 ||
+    if (columns < min_columns || a.nnz() == 0 ||
         plan::rowwise_preferred(a.rows(), a.cols(), a.nnz()))
       return choice;
     const auto table = tuned_table_of(a);
@@ -517,11 +519,49 @@ plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
     choice.operand_class = spmm_tune_class(
         value_bytes, rows.mean, rows.longest, columns, fill,
         spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns, l2_cache_bytes_of(a)));
-    choice.entry = table->find("spmm", choice.operand_class);
+    choice.entry = table->find(table_name, choice.operand_class);
     if (choice.entry)
       choice.kernel = choice.entry->decision_for(
           tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest), &choice.measured);
   }
+  return choice;
+}
+
+/// The kernel `spade tune` measured fastest for gpu csr `a` times a dense B of `columns` columns
+/// ("spmm" table; from tune_min_columns).
+template <class A>
+plan::tuned_choice tuned_spmm_choice(const A& a, index_t columns) {
+  return tuned_choice_of(a, "spmm", columns, tune_min_columns);
+}
+
+/// The rules' cusparseSpMM algorithm (1–3) for C = op(A)·B with C of c_rows × c_cols:
+/// planned_spmm_alg1, else planned_spmm_alg2, else ALG3.
+template <class A>
+int ruled_spmm_algorithm(const A& a, bool transposed, std::int64_t c_rows, std::int64_t c_cols) {
+  if (planned_spmm_alg1(a, transposed, c_cols)) return 1;
+  return planned_spmm_alg2(a, transposed, c_rows, c_cols) ? 2 : 3;
+}
+
+/// The algorithm a planned cuSPARSE product C = op(A)·B (C of c_rows × c_cols) runs with: the
+/// "cusparse" entry of A's tune file where it decides, which `spade tune` measured with A not
+/// transposed and B and C row-major (`row_major_operands`); else the rules, planned_spmm_alg1
+/// and planned_spmm_alg2, and ALG3 when neither applies. Explain and the runner both ask this.
+template <class A>
+plan::spmm_algorithm_choice planned_spmm_algorithm_choice(const A& a, bool transposed,
+                                                          bool row_major_operands,
+                                                          std::int64_t c_rows,
+                                                          std::int64_t c_cols) {
+  plan::spmm_algorithm_choice choice;
+  if (!transposed && row_major_operands) {
+    choice.tuned =
+        tuned_choice_of(a, "cusparse", static_cast<index_t>(c_cols), tune_min_cusparse_columns);
+    if (const int number = cusparse_spmm_algorithm_number(choice.tuned.kernel); number > 0) {
+      choice.number = number;
+      return choice;
+    }
+    choice.tuned.kernel.clear();  // a choice of another name: the rules
+  }
+  choice.number = ruled_spmm_algorithm(a, transposed, c_rows, c_cols);
   return choice;
 }
 
@@ -549,8 +589,17 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
         if (const std::int64_t l2 = l2_cache_bytes_of(a); l2 > 0)
           f.fits_l2 = spmm_fits_l2(f.lhs.value_bytes, a.rows(), a.cols(), a.nnz(), f.vectors, l2);
         f.lhs_tile_fill = [&a] { return tile_fill_of(a); };
-        if constexpr (is_csr_v<A>)
+        if constexpr (is_csr_v<A>) {
           f.tuned_spmm = [&a](index_t columns) { return tuned_spmm_choice(a, columns); };
+          // cusparse_spmm reads B as it is and writes C in place (no layout copies).
+          f.cusparse_spmm_algorithm =
+              [&a, transposed = flags.lhs_transposed,
+               row_major = !is_col_major_v<B> && !flags.destination_col_major,
+               c_rows = std::int64_t{flags.lhs_transposed ? a.cols() : a.rows()},
+               c_cols = std::int64_t{f.vectors}] {
+                return planned_spmm_algorithm_choice(a, transposed, row_major, c_rows, c_cols);
+              };
+        }
       }
     }
     if constexpr (is_csr_v<A> || is_ellr_v<A>)

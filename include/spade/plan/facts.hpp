@@ -131,11 +131,19 @@ struct tuned_choice {
   const tuned_table* table = nullptr;
   const tuned_entry* entry = nullptr;
   std::string operand_class;
-  /// The kernel the entry decides on (tuned_entry::decision_for), "" when the rules decide.
+  /// The choice the entry decides on (tuned_entry::decision_for): a kernel in the "spmm" table,
+  /// an algorithm ("alg2") in the "cusparse" table; "" when the rules decide.
   std::string kernel;
   /// Whether that is this very matrix's measurement (else the class's, unanimous).
   bool measured = false;
   bool decides() const { return !kernel.empty(); }
+};
+
+/// cusparseSpMM's algorithm for a planned product: `number` 1, 2 or 3 (CSR ALG1–3) and, when a
+/// tune file's "cusparse" entry decided it, that entry (`tuned.decides()`); else the rules did.
+struct spmm_algorithm_choice {
+  int number = 3;
+  tuned_choice tuned;
 };
 
 /// One product or sum node's facts. The costly ones (a copy of the row pointers, a census
@@ -176,6 +184,9 @@ struct product_facts {
   /// The tuned kernel choice of this sparse × dense product with B of `columns` columns (gpu
   /// csr lhs; its class's facts are the row profile and the tile fill, cached on the lhs).
   std::function<tuned_choice(index_t columns)> tuned_spmm;
+  /// The algorithm cusparse_spmm runs this product with (gpu csr lhs times a dense B), as the
+  /// runner will ask it (detail::planned_spmm_algorithm_choice).
+  std::function<spmm_algorithm_choice()> cusparse_spmm_algorithm;
   /// hash_spgemm's setup and symbolic phases run on the operands, as report text (csr × csr on
   /// the gpu; for explain only: it runs kernels).
   std::function<std::string()> spgemm_profile;

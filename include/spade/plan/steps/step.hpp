@@ -73,6 +73,25 @@ inline std::string tuned_text(const tuned_choice& tuned) {
          ", class " + tuned.operand_class + ": " + entry;
 }
 
+/// What explain adds to a chosen cusparse_spmm: the CSR algorithm it runs with and what decided
+/// it, a tune file's "cusparse" entry or the rules ("" where the facts have no such function:
+/// a cpu operand, a preview).
+inline std::string cusparse_spmm_algorithm_text(const product_facts& f) {
+  if (!f.cusparse_spmm_algorithm) return {};
+  const spmm_algorithm_choice choice = f.cusparse_spmm_algorithm();
+  const tuned_choice& tuned = choice.tuned;
+  std::string text = "; cuSPARSE CSR ALG" + std::to_string(choice.number);
+  if (tuned.decides())
+    return text + ", tuned on this device, " +
+           (tuned.measured ? "this matrix measured" : "fastest on every matrix") + ", class " +
+           tuned.operand_class + ": " + tuned.entry->describe() + "; " + tuned.table->source;
+  text += " by the rules (spmm_alg1_*, spmm_alg2_*, spmm_alg3_skewed_*)";
+  if (tuned.entry != nullptr)
+    text += "; the tuned cuSPARSE entry for class " + tuned.operand_class + " (" +
+            tuned.entry->describe() + ") does not decide for a matrix it did not measure";
+  return text;
+}
+
 /// A kernel without its own header (cusparse_spmm, cusparse_spmv, cublas_*): it runs whenever
 /// the planner reaches it and its rule's gate lets it, and explain says what the rule decided on.
 template <class Kernel>
@@ -83,8 +102,12 @@ struct step {
   }
   template <class Rule>
   static std::string why_chosen(const product_facts& f) {
-    if (gpu_sparse_times_dense<Rule>(f))
-      return sparse_times_dense_text(f) + tuned_text(tuned_spmm_of<Rule>(f));
+    if (gpu_sparse_times_dense<Rule>(f)) {
+      std::string why = sparse_times_dense_text(f) + tuned_text(tuned_spmm_of<Rule>(f));
+      if constexpr (std::is_same_v<Kernel, kernels::cusparse_spmm>)
+        why += cusparse_spmm_algorithm_text(f);
+      return why;
+    }
     return "the first candidate that accepts these operands";
   }
 };
