@@ -705,6 +705,7 @@ TEST_CASE("explain names cuSPARSE's algorithm and whether a tuned entry or the r
     spmm_algorithm_choice c;
     c.tuned = tuned_choice{&table, table.find("cusparse", "cls"), "cls", {}, false};
     if (c.tuned.entry) c.tuned.kernel = c.tuned.entry->decision_for(operand, &c.tuned.measured);
+    if (!c.tuned.measured) c.tuned.kernel.clear();  // as detail::planned_spmm_algorithm_choice
     c.number =
         c.tuned.decides() ? spade::cusparse_spmm_algorithm_number(c.tuned.kernel) : rules_number;
     return c;
@@ -712,12 +713,13 @@ TEST_CASE("explain names cuSPARSE's algorithm and whether a tuned entry or the r
   CHECK(contains(why(),
                  "; cuSPARSE CSR ALG1, tuned on this device, this matrix measured, class "
                  "cls: alg1 1 ms, alg3 2 ms, alg2 3 ms over 1 matrix (m); tune-test.txt"));
-  // Another matrix of the class: one measured matrix does not decide for it.
+  // Another matrix of the class: the measured ones do not decide for it, even unanimous.
   operand = "other";
+  table.add("cusparse", "cls", {{"alg1", 1.0}, {"alg2", 3.0}, {"alg3", 2.0}}, "m2", "second");
   CHECK(contains(why(),
                  "; cuSPARSE CSR ALG3 by the rules (spmm_alg1_*, spmm_alg2_*, "
                  "spmm_alg3_skewed_*); the tuned cuSPARSE entry for class cls (alg1 1 ms"));
-  CHECK(contains(why(), "does not decide for a matrix it did not measure"));
+  CHECK(contains(why(), "is followed only for the matrices it measured"));
   // Without an entry: the rules' number, and nothing about tuning.
   table = {};
   rules_number = 2;

@@ -203,6 +203,17 @@ TEST_CASE_TEMPLATE(
     CHECK(spade::detail::planned_spmm_algorithm(a, true, b, c) ==
           spade::device::spmm_algorithm::csr_alg3);
   }
+  // Other matrices of the class, unanimous: the rules still choose for this one.
+  {
+    spade::tuned_table t = spade::tuned_table_to_fill(spade::default_context().properties(), false);
+    for (const char* other : {"1x1x1x1", "2x2x2x2"})
+      t.add("cusparse", r.widths[0].operand_class, {{"alg1", 1.0}, {"alg2", 2.0}, {"alg3", 3.0}},
+            other, other);
+    spade::save_tuned_table(t, device_tune_file());
+    const std::string plan = planned_and_checked(a_host, narrow);
+    CHECK(contains(plan, "; cuSPARSE CSR ALG3 by the rules"));
+    CHECK(contains(plan, "is followed only for the matrices it measured"));
+  }
   // Off: the rules again.
   ::setenv("SPADE_TUNE", "off", 1);
   CHECK(contains(planned_and_checked(a_host, narrow), "; cuSPARSE CSR ALG3 by the rules"));

@@ -543,9 +543,13 @@ int ruled_spmm_algorithm(const A& a, bool transposed, std::int64_t c_rows, std::
 }
 
 /// The algorithm a planned cuSPARSE product C = op(A)·B (C of c_rows × c_cols) runs with: the
-/// "cusparse" entry of A's tune file where it decides, which `spade tune` measured with A not
-/// transposed and B and C row-major (`row_major_operands`); else the rules, planned_spmm_alg1
-/// and planned_spmm_alg2, and ALG3 when neither applies. Explain and the runner both ask this.
+/// fastest of A's own measurement in the "cusparse" entry of its tune file, which `spade tune`
+/// took with A not transposed and B and C row-major (`row_major_operands`); else the rules,
+/// planned_spmm_alg1 and planned_spmm_alg2, and ALG3 when neither applies. Unlike the kernel
+/// choice, a class's unanimous choice is not followed for matrices it did not measure: the
+/// algorithm turns on C's size, which the class leaves out, and in a leave-half-out replay of
+/// the real set's tune log the one class decision that differed from the rules lost 0.73×
+/// (docs/planner.md). Explain and the runner both ask this.
 template <class A>
 plan::spmm_algorithm_choice planned_spmm_algorithm_choice(const A& a, bool transposed,
                                                           bool row_major_operands,
@@ -555,11 +559,12 @@ plan::spmm_algorithm_choice planned_spmm_algorithm_choice(const A& a, bool trans
   if (!transposed && row_major_operands) {
     choice.tuned =
         tuned_choice_of(a, "cusparse", static_cast<index_t>(c_cols), tune_min_cusparse_columns);
-    if (const int number = cusparse_spmm_algorithm_number(choice.tuned.kernel); number > 0) {
+    const int number = cusparse_spmm_algorithm_number(choice.tuned.kernel);
+    if (number > 0 && choice.tuned.measured) {
       choice.number = number;
       return choice;
     }
-    choice.tuned.kernel.clear();  // a choice of another name: the rules
+    choice.tuned.kernel.clear();  // another matrix's choice, or one of another name: the rules
   }
   choice.number = ruled_spmm_algorithm(a, transposed, c_rows, c_cols);
   return choice;

@@ -140,7 +140,8 @@ struct tuned_choice {
 };
 
 /// cusparseSpMM's algorithm for a planned product: `number` 1, 2 or 3 (CSR ALG1–3) and, when a
-/// tune file's "cusparse" entry decided it, that entry (`tuned.decides()`); else the rules did.
+/// tune file's "cusparse" entry decided it (this matrix measured), that entry
+/// (`tuned.decides()`); else the rules did.
 struct spmm_algorithm_choice {
   int number = 3;
   tuned_choice tuned;

@@ -82,13 +82,12 @@ inline std::string cusparse_spmm_algorithm_text(const product_facts& f) {
   const tuned_choice& tuned = choice.tuned;
   std::string text = "; cuSPARSE CSR ALG" + std::to_string(choice.number);
   if (tuned.decides())
-    return text + ", tuned on this device, " +
-           (tuned.measured ? "this matrix measured" : "fastest on every matrix") + ", class " +
-           tuned.operand_class + ": " + tuned.entry->describe() + "; " + tuned.table->source;
+    return text + ", tuned on this device, this matrix measured, class " + tuned.operand_class +
+           ": " + tuned.entry->describe() + "; " + tuned.table->source;
   text += " by the rules (spmm_alg1_*, spmm_alg2_*, spmm_alg3_skewed_*)";
   if (tuned.entry != nullptr)
     text += "; the tuned cuSPARSE entry for class " + tuned.operand_class + " (" +
-            tuned.entry->describe() + ") does not decide for a matrix it did not measure";
+            tuned.entry->describe() + ") is followed only for the matrices it measured";
   return text;
 }
 
