@@ -1,7 +1,6 @@
 // `spade tune`: times the sparse × dense kernels on this GPU and writes its tune file.
 #pragma once
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -41,6 +40,12 @@ inline std::vector<index_t> parse_columns(const std::string& text) {
       throw usage_error("--columns: " + std::to_string(n) + " is below " +
                         std::to_string(tune_min_cusparse_columns) +
                         ", where the planner uses no tuned choice");
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (tune_width(columns[i]) == tune_width(columns[j]))
+        throw usage_error("--columns: " + std::to_string(columns[j]) + " and " +
+                          std::to_string(columns[i]) + " fall in one operand class (n" +
+                          std::to_string(tune_width(columns[i])) + "): give one");
   return columns;
 }
 
@@ -50,14 +55,6 @@ inline std::string times_text(const std::vector<std::pair<std::string, double>>&
   for (const auto& [choice, ms] : times)
     text += " " + choice + " " + fixed(ms, 4);
   return text;
-}
-
-/// The fastest of `times` (nullptr when empty).
-inline const std::pair<std::string, double>* fastest_of(
-    const std::vector<std::pair<std::string, double>>& times) {
-  const auto it = std::min_element(
-      times.begin(), times.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
-  return it == times.end() ? nullptr : &*it;
 }
 
 inline tune_command_options parse_tune(const std::vector<std::string>& args) {
@@ -142,15 +139,17 @@ void tune_type(const tune_command_options& o, tuned_table& table, std::ostream& 
     for (const auto& w : r.widths) {
       out << "  N = " << w.columns << ":";
       if (w.columns >= tune_min_columns) {
-        for (const auto& [kernel, ms] : w.milliseconds)
+        for (const auto& [kernel, ms] : w.milliseconds) {
           out << ' ' << kernel << ' ' << fixed(ms, 4) << " ms";
+          if (kernel == kernels::cusparse_spmm::name) out << " (" << w.ruled_algorithm << ")";
+        }
         if (w.gcoo_group_size > 0) out << " (p " << w.gcoo_group_size << ")";
         out << "; gcoo" << times_text(w.gcoo_milliseconds);
-        if (const auto* best = fastest_of(w.milliseconds)) out << "; fastest " << best->first;
+        if (!w.fastest_kernel.empty()) out << "; fastest " << w.fastest_kernel;
         out << ";";
       }
       out << " cuSPARSE" << times_text(w.cusparse_milliseconds);
-      if (const auto* best = fastest_of(w.cusparse_milliseconds))
+      if (const auto* best = detail::fastest_of(w.cusparse_milliseconds))
         out << ", fastest " << best->first << " (the rules' " << w.ruled_algorithm << ")";
       out << "; class " << w.operand_class << '\n';
     }

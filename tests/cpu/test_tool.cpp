@@ -219,6 +219,7 @@ TEST_CASE("spade tune: bad options exit 1 naming them; --show and --forget need 
   // Option errors come before the device is looked at, so they read the same everywhere.
   const std::pair<const char*, const char*> refused[] = {
       {"tune --columns 1", "spade tune: --columns: 1 is below 2"},
+      {"tune --columns 4,3", "--columns: 4 and 3 fall in one operand class (n4): give one"},
       {"tune --columns 32,x", "--columns takes a whole number from 1 to 65536, not 'x'"},
       {"tune --samples 0", "--samples takes a whole number"},
       {"tune --show --forget", "--show and --forget: give one"},
@@ -235,6 +236,8 @@ TEST_CASE("spade tune: bad options exit 1 naming them; --show and --forget need 
 
   // --show in an empty cache directory: no file with a GPU, the reason without one.
   const spade::testing::scratch_cache_dir cache("spade-tool-tune-");
+  // Narrow widths, from 2, are taken (no usage error: it goes on to the device).
+  CHECK(run_tool("tune --columns 2,4,8 --show", "2>&1").exit_code != 1);
   run = run_tool("tune --show");
   CAPTURE(run.text);
   if (spade::device_available()) {

@@ -50,14 +50,21 @@ TEST_CASE("operand classes: precision, rows in 4x ranges, mean row and fill in 2
   CHECK(spade::gcoo_tune_class(4, 262144, 7.0, 7 * 32 + 1, 64) == "f32.r18.m2.s2.t6");
   CHECK(spade::gcoo_tune_class(4, 262144, 0.5, 1, 0) == "f32.r18.m0.s0.t-");
   // The product's class: no rows, but whether A, B and C fit in L2. The width rounds to the
-  // nearest power of two, 1 to 2048; no fill counted: "t-".
+  // nearest power of two, 2 to 2048; no fill counted: "t-".
   CHECK(spade::spmm_tune_class(8, 16.5, 40, 128, 37.2, true) == "f64.m4.s0.n128.t5.l2");
   CHECK(spade::spmm_tune_class(8, 16.5, 40, 96, 64, false) == "f64.m4.s0.n128.t6.dram");
   CHECK(spade::spmm_tune_class(8, 16.5, 40, 90, 1, true) == "f64.m4.s0.n64.t0.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 1000, 5000, 0, true) == "f32.m4.s2.n2048.t-.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 16, 0, true) == "f32.m4.s0.n16.t-.l2");
   // Narrow B (the "cusparse" table): 3 rounds up to 4, 5 down, 6 up to 8, 12 up to 16.
-  CHECK(spade::spmm_tune_class(4, 16.5, 40, 1, 0, true) == "f32.m4.s0.n1.t-.l2");
+  CHECK(spade::spmm_tune_class(4, 16.5, 40, 1, 0, true) == "f32.m4.s0.n2.t-.l2");
+  CHECK(spade::tune_width(1) == 2);
+  CHECK(spade::tune_width(3) == 4);
+  CHECK(spade::tune_width(5) == 4);
+  CHECK(spade::tune_width(6) == 8);
+  CHECK(spade::tune_width(23) == 32);
+  CHECK(spade::tune_width(22) == 16);
+  CHECK(spade::tune_width(100000) == 2048);
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 2, 0, true) == "f32.m4.s0.n2.t-.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 3, 0, true) == "f32.m4.s0.n4.t-.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 5, 0, true) == "f32.m4.s0.n4.t-.l2");
@@ -109,6 +116,17 @@ TEST_CASE("a tune table: geometric means over the matrices added, the best choic
   CHECK(t.find("gcoo", "k") == nullptr);
   CHECK_THROWS_AS(t.add("spmm", "k", {{"a", 0.0}}, "m4", "4x4x4x4"), std::invalid_argument);
   CHECK_THROWS_AS(t.add("spmm", "k", {}, "m4", "4x4x4x4"), std::invalid_argument);
+  // A matrix's fastest choice given apart from the times (cuSPARSE at its own algorithm): the
+  // class's means stay the times given, the matrix gets the choice named.
+  tuned_table given;
+  given.add("spmm", "o", {{"a", 1.0}, {"b", 2.0}}, "m", "5x5x5x5", "b");
+  CHECK(given.find("spmm", "o")->best()->first == "a");
+  CHECK(given.find("spmm", "o")->decision_for("5x5x5x5") == "b");
+  CHECK_THROWS_AS(given.add("spmm", "o", {{"a", 1.0}}, "m", "6x6x6x6", "c"), std::invalid_argument);
+  // Which matrices a table measured, whatever the class.
+  CHECK(t.measured("spmm", "2x2x2x2"));
+  CHECK_FALSE(t.measured("spmm", "9x9x9x9"));
+  CHECK_FALSE(t.measured("cusparse", "2x2x2x2"));
 
   // Written and read back: the same entries, the same times to the last bit.
   t.add("gcoo", "g", {{"p1", 0.25}, {"p4", 0.125}}, "m1", "1x1x1x1");
@@ -118,6 +136,9 @@ TEST_CASE("a tune table: geometric means over the matrices added, the best choic
   CHECK(back.size() == 2);
   CHECK(back.to_text() == t.to_text());
   CHECK(back.find("gcoo", "g")->best()->first == "p4");
+  CHECK(back.measured("spmm", "3x3x3x3"));
+  CHECK(back.measured("gcoo", "1x1x1x1"));
+  CHECK_FALSE(back.measured("gcoo", "3x3x3x3"));
   CHECK(back.find("gcoo", "g")->unanimous());
   // One matrix decides for itself only; two that agree decide for their whole class.
   CHECK(back.find("gcoo", "g")->decision_for("1x1x1x1") == "p4");
@@ -156,6 +177,10 @@ TEST_CASE("a malformed tune file is ignored whole, naming its line and what is w
                  "b fastest on f, but it has no time"));
   CHECK(contains(problem_of(head + "spmm k 2 a=1 fastest=f:a\n"),
                  "1 fastest choices for 2 matrices in spmm k"));
+  // The "cusparse" table holds cuSPARSE SpMM's algorithms only.
+  CHECK(contains(problem_of(head + "cusparse k 1 alg1=1 alg4=2 fastest=f:alg1\n"),
+                 "line 3: 'alg4' is no cuSPARSE SpMM algorithm (alg1, alg2, alg3)"));
+  CHECK(tuned_table::parse(head + "cusparse k 1 alg1=1 alg3=2 fastest=f:alg1\n").problem.empty());
   // Comments, blank lines and CRLF line ends are fine.
   const tuned_table ok = tuned_table::parse(
       head + "# note\r\n\r\nspmm k 1 a=0.5 b=1 fastest=f:a from=x,y\r\n", "f.txt");

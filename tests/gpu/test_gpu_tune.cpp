@@ -10,6 +10,9 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <spade/spade.hpp>
 
@@ -23,6 +26,7 @@ using spade::gpu;
 using spade::index_t;
 using spade::row_major;
 using spade::testing::contains;
+using spade::testing::error_text;
 using spade::testing::fresh_seed;
 using spade::testing::no_device;
 using spade::testing::pool_guard;
@@ -143,76 +147,102 @@ TEST_CASE_TEMPLATE(
   spade::tuned_table table =
       spade::tuned_table_to_fill(spade::default_context().properties(), false);
   spade::tune_options o;
-  o.columns = {4, 32};
+  o.columns = {32, 4, 128};  // a narrow width between two wide ones
   o.samples = 5;
   const spade::tune_report r = spade::tune_spmm(a, "skewed", table, o);
   REQUIRE(r.skipped.empty());
-  REQUIRE(r.widths.size() == 2);
-  // Below tune_min_columns only the algorithms are timed; from it the kernels too, cuSPARSE's
-  // time being its fastest algorithm's.
+  REQUIRE(r.widths.size() == 3);
+  const auto& narrow_width = r.widths[1];
+  // Every width times the three algorithms; the rules pick ALG3 at N = 4 and 32 (C too small
+  // for ALG2), ALG2 at N = 128 only from 5·10⁶ elements of C, so ALG3 there too.
   for (const auto& w : r.widths) {
+    CAPTURE(w.columns);
     REQUIRE(w.cusparse_milliseconds.size() == 3);
     CHECK(w.cusparse_milliseconds[0].first == "alg1");
+    CHECK(w.cusparse_milliseconds[1].first == "alg2");
     CHECK(w.cusparse_milliseconds[2].first == "alg3");
     for (const auto& [algorithm, ms] : w.cusparse_milliseconds)
       CHECK(ms > 0);
+    CHECK(w.ruled_algorithm == "alg3");
     CHECK(table.find("cusparse", w.operand_class) != nullptr);
   }
-  CHECK(r.widths[0].ruled_algorithm == "alg3");
-  CHECK(r.widths[0].milliseconds.empty());
-  CHECK(r.widths[0].gcoo_milliseconds.empty());
-  CHECK(table.find("spmm", r.widths[0].operand_class) == nullptr);
-  REQUIRE(r.widths[1].milliseconds.size() == 3);
-  CHECK(r.widths[1].milliseconds[0].first == "cusparse_spmm");
-  double fastest = r.widths[1].cusparse_milliseconds[0].second;
-  for (const auto& [algorithm, ms] : r.widths[1].cusparse_milliseconds)
-    fastest = std::min(fastest, ms);
-  CHECK(r.widths[1].milliseconds[0].second == fastest);
-  CHECK(table.size() == 4);  // two cusparse entries, the spmm entry at N = 32, the gcoo entry
+  // Below tune_min_columns only the algorithms; from it the kernels too, cuSPARSE at the rules'
+  // algorithm, and this matrix's fastest kernel counting cuSPARSE at its fastest algorithm.
+  CHECK(narrow_width.milliseconds.empty());
+  CHECK(narrow_width.gcoo_milliseconds.empty());
+  CHECK(narrow_width.fastest_kernel.empty());
+  CHECK(table.find("spmm", narrow_width.operand_class) == nullptr);
+  for (const std::size_t k : {std::size_t{0}, std::size_t{2}}) {
+    const auto& w = r.widths[k];
+    CAPTURE(w.columns);
+    REQUIRE(w.milliseconds.size() == 3);
+    CHECK(w.milliseconds[0].first == "cusparse_spmm");
+    CHECK(w.milliseconds[0].second == w.cusparse_milliseconds[2].second);  // ALG3's
+    CHECK(w.gcoo_milliseconds.size() == 4);  // p = 1, 2, 4, 8 at both wide widths
+    double fastest_ms = w.milliseconds[1].second;
+    std::string fastest = w.milliseconds[1].first;
+    for (const auto& [kernel, ms] : w.milliseconds)
+      if (ms < fastest_ms) std::tie(fastest, fastest_ms) = std::tie(kernel, ms);
+    for (const auto& [algorithm, ms] : w.cusparse_milliseconds)
+      if (ms < fastest_ms) std::tie(fastest, fastest_ms) = std::pair{"cusparse_spmm", ms};
+    CHECK(w.fastest_kernel == fastest);
+    const spade::tuned_entry* e = table.find("spmm", w.operand_class);
+    REQUIRE(e != nullptr);
+    CHECK(e->fastest.at(0).second == fastest);
+  }
+  CHECK(table.size() == 6);  // three cusparse entries, two spmm entries, the gcoo entry
   spade::save_tuned_table(table, device_tune_file());
   // The planner runs the algorithm measured fastest on this matrix, and says so.
+  const std::string fingerprint = spade::tune_fingerprint(a.rows(), a.cols(), a.nnz(), 2000);
   const std::string measured_best =
-      table.find("cusparse", r.widths[0].operand_class)
-          ->decision_for(spade::tune_fingerprint(a.rows(), a.cols(), a.nnz(), 2000));
+      table.find("cusparse", narrow_width.operand_class)->decision_for(fingerprint);
   const std::string tuned = planned_and_checked(a_host, narrow);
   CAPTURE(measured_best);
   CHECK(contains(tuned, "; cuSPARSE CSR ALG" + measured_best.substr(3) +
                             ", tuned on this device, this matrix measured, class " +
-                            r.widths[0].operand_class));
+                            narrow_width.operand_class));
 
   // A file that names each algorithm in turn: the product runs it (and matches Eigen).
-  const std::string fingerprint = spade::tune_fingerprint(a.rows(), a.cols(), a.nnz(), 2000);
+  using spade::device::spmm_algorithm;
+  const spmm_algorithm algorithms[] = {spmm_algorithm::csr_alg1, spmm_algorithm::csr_alg2,
+                                       spmm_algorithm::csr_alg3};
+  const spade::dense<T, gpu, row_major> b = spade::to_gpu(narrow);
+  const spade::dense<T, gpu, row_major> c(a.rows(), 4);
+  const spade::dense<T, gpu, spade::col_major> c_col(a.rows(), 4);
   for (int fastest_number = 1; fastest_number <= 3; ++fastest_number) {
     CAPTURE(fastest_number);
     spade::tuned_table t = spade::tuned_table_to_fill(spade::default_context().properties(), false);
     std::vector<std::pair<std::string, double>> times;
     for (int k = 1; k <= 3; ++k)
       times.emplace_back("alg" + std::to_string(k), k == fastest_number ? 1.0 : 2.0 + k);
-    t.add("cusparse", r.widths[0].operand_class, times, "written", fingerprint);
+    t.add("cusparse", narrow_width.operand_class, times, "written", fingerprint);
     spade::save_tuned_table(t, device_tune_file());
     const std::string plan = planned_and_checked(a_host, narrow);
     CHECK(contains(plan, "; cuSPARSE CSR ALG" + std::to_string(fastest_number) + ", tuned"));
-    const spade::dense<T, gpu, row_major> b = spade::to_gpu(narrow);
-    const spade::dense<T, gpu, row_major> c(a.rows(), 4);
-    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c) ==
-          spade::detail::spmm_algorithm_of(fastest_number));
-    // What the tuner did not time keeps the rules: Aᵀ, a col-major C.
-    const spade::dense<T, gpu, spade::col_major> c_col(a.rows(), 4);
-    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c_col) ==
-          spade::device::spmm_algorithm::csr_alg3);
-    CHECK(spade::detail::planned_spmm_algorithm(a, true, b, c) ==
-          spade::device::spmm_algorithm::csr_alg3);
+    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c) == algorithms[fastest_number - 1]);
+    // What the tuner did not time keeps the rules' ALG3: Aᵀ, a col-major C.
+    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c_col) == spmm_algorithm::csr_alg3);
+    CHECK(spade::detail::planned_spmm_algorithm(a, true, b, c) == spmm_algorithm::csr_alg3);
   }
-  // Other matrices of the class, unanimous: the rules still choose for this one.
+  // Other matrices of the class, unanimous: the rules still choose for this one. Measured at
+  // another width only, explain says the entry did not measure it.
   {
     spade::tuned_table t = spade::tuned_table_to_fill(spade::default_context().properties(), false);
     for (const char* other : {"1x1x1x1", "2x2x2x2"})
-      t.add("cusparse", r.widths[0].operand_class, {{"alg1", 1.0}, {"alg2", 2.0}, {"alg3", 3.0}},
+      t.add("cusparse", narrow_width.operand_class, {{"alg1", 1.0}, {"alg2", 2.0}, {"alg3", 3.0}},
             other, other);
     spade::save_tuned_table(t, device_tune_file());
-    const std::string plan = planned_and_checked(a_host, narrow);
+    std::string plan = planned_and_checked(a_host, narrow);
     CHECK(contains(plan, "; cuSPARSE CSR ALG3 by the rules"));
-    CHECK(contains(plan, "is followed only for the matrices it measured"));
+    CHECK_FALSE(contains(plan, "tuned cuSPARSE"));
+    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c) == spmm_algorithm::csr_alg3);
+    t.add("cusparse", r.widths[0].operand_class, {{"alg1", 1.0}, {"alg2", 2.0}, {"alg3", 3.0}},
+          "skewed", fingerprint);
+    spade::save_tuned_table(t, device_tune_file());
+    plan = planned_and_checked(a_host, narrow);
+    CHECK(contains(plan, "; cuSPARSE CSR ALG3 by the rules"));
+    CHECK(contains(plan, "did not measure this matrix"));
+    CHECK(spade::detail::planned_spmm_algorithm(a, false, b, c) == spmm_algorithm::csr_alg3);
   }
   // Off: the rules again.
   ::setenv("SPADE_TUNE", "off", 1);
@@ -258,7 +288,7 @@ TEST_CASE_TEMPLATE("tune_spmm times every candidate and the planner follows what
 
   // The planner now runs what was measured fastest, and says so.
   const std::string tuned = planned_and_checked(a_host, b_host);
-  CHECK(chosen_kernel(tuned) == measured->best()->first);
+  CHECK(chosen_kernel(tuned) == measured->fastest.at(0).second);
   CHECK(contains(tuned,
                  "tuned on this device, this matrix measured, class " + r.widths[0].operand_class));
   // Off: the rules again.
@@ -330,4 +360,8 @@ TEST_CASE("tune_spmm skips what the row-wise kernels take and refuses widths it 
   o.columns = {1};
   const auto a = spade::to_gpu(full_blocks<double>(64, rng));
   CHECK_THROWS_AS(spade::tune_spmm(a, "narrow", table, o), spade::invalid_matrix);
+  o.columns = {32, 4, 3};  // 3 and 4 are one class, n4
+  CHECK(contains(error_text([&] { (void)spade::tune_spmm(a, "same class", table, o); }),
+                 "widths 4 and 3 fall in one class (n4)"));
+  CHECK(table.size() == 0);
 }

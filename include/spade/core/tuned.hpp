@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -94,6 +95,17 @@ struct tuned_entry {
   }
 };
 
+/// The choices of the "cusparse" table, cusparseSpMM's CSR algorithms: "alg1", "alg2", "alg3".
+inline constexpr std::array<std::string_view, 3> cusparse_spmm_algorithm_choices{"alg1", "alg2",
+                                                                                 "alg3"};
+
+/// The number (1–3) of a "cusparse" table choice, 0 for any other text.
+inline int cusparse_spmm_algorithm_number(std::string_view choice) {
+  for (std::size_t k = 0; k < cusparse_spmm_algorithm_choices.size(); ++k)
+    if (choice == cusparse_spmm_algorithm_choices[k]) return static_cast<int>(k) + 1;
+  return 0;
+}
+
 /// The tuned choices of one device, by table ("spmm": the kernel of a sparse × dense product of
 /// a class; "cusparse": the algorithm cusparseSpMM runs it with; "gcoo": the rows per group
 /// gcoo_spmm's conversion uses) and operand class (the keys
@@ -129,21 +141,27 @@ struct tuned_table {
   /// Adds one matrix's times for `operand_class`: each choice's time becomes the geometric mean
   /// over the matrices measured so far (every matrix of a class is timed with the same choices,
   /// so comparing these means compares the choices' geometric-mean ratios), and the matrix's
-  /// fingerprint (tune_fingerprint) is kept with its fastest choice.
+  /// fingerprint (tune_fingerprint) is kept with its fastest choice: the fastest of
+  /// `milliseconds`, or `fastest` when given (one of them: a choice that runs faster on this
+  /// matrix than on the others of its class, as cuSPARSE at its own tuned algorithm).
   void add(const std::string& table, const std::string& operand_class,
            const std::vector<std::pair<std::string, double>>& milliseconds,
-           const std::string& matrix, const std::string& fingerprint) {
+           const std::string& matrix, const std::string& fingerprint,
+           std::string_view fastest = {}) {
     if (milliseconds.empty()) throw std::invalid_argument("tuned_table::add: no times");
-    tuned_entry& e = tables[table][operand_class];
-    const double old_weight = e.count;
     const std::string* fastest_choice = nullptr;
     double fastest_ms = 0;
     for (const auto& [choice, ms] : milliseconds) {
-      if (fastest_choice == nullptr || ms < fastest_ms) {
+      if (fastest.empty() ? fastest_choice == nullptr || ms < fastest_ms : choice == fastest) {
         fastest_choice = &choice;
         fastest_ms = ms;
       }
     }
+    if (fastest_choice == nullptr)
+      throw std::invalid_argument("tuned_table::add: fastest choice " + std::string(fastest) +
+                                  " has no time");
+    tuned_entry& e = tables[table][operand_class];
+    const double old_weight = e.count;
     for (const auto& [choice, ms] : milliseconds) {
       if (!(ms > 0))
         throw std::invalid_argument("tuned_table::add: time of " + choice + " is not positive");
@@ -157,8 +175,16 @@ struct tuned_table {
       }
     }
     ++e.count;
-    if (fastest_choice != nullptr) e.fastest.emplace_back(fingerprint, *fastest_choice);
+    e.fastest.emplace_back(fingerprint, *fastest_choice);
+    measured_[table].insert(fingerprint);
     if (e.matrices.size() < max_names) e.matrices.push_back(name_token(matrix));
+  }
+
+  /// Whether some entry of `table` measured the matrix of `fingerprint` (at any width): a
+  /// look-up that needs no operand class.
+  bool measured(std::string_view table, std::string_view fingerprint) const {
+    const auto t = measured_.find(table);
+    return t != measured_.end() && t->second.find(fingerprint) != t->second.end();
   }
 
   /// The file's text (format_line, `device <key>`, then one line per entry).
@@ -246,6 +272,8 @@ struct tuned_table {
         double ms = 0;
         if (!read_number(value, ms) || !(ms > 0) || !std::isfinite(ms))
           return fail("bad time '" + value + "' for " + key);
+        if (table == "cusparse" && cusparse_spmm_algorithm_number(key) == 0)
+          return fail("'" + key + "' is no cuSPARSE SpMM algorithm (alg1, alg2, alg3)");
         e.milliseconds.emplace_back(key, ms);
       }
       if (e.milliseconds.empty()) return fail("no times for " + table + " " + operand_class);
@@ -255,6 +283,8 @@ struct tuned_table {
       if (static_cast<int>(e.fastest.size()) != e.count)
         return fail(std::to_string(e.fastest.size()) + " fastest choices for " +
                     std::to_string(e.count) + " matrices in " + table + " " + operand_class);
+      for (const auto& [fingerprint, choice] : e.fastest)
+        t.measured_[table].insert(fingerprint);
       if (!t.tables[table].emplace(operand_class, std::move(e)).second)
         return fail("a second entry for " + table + " " + operand_class);
     }
@@ -263,6 +293,9 @@ struct tuned_table {
   }
 
  private:
+  // Per table, the fingerprints of the matrices its entries measured (measured()).
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> measured_;
+
   template <class V>
   static bool read_number(const std::string& text, V& value) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -349,21 +382,27 @@ inline bool spmm_fits_l2(int value_bytes, std::int64_t rows, std::int64_t cols, 
   return bytes <= static_cast<double>(l2_bytes);
 }
 
+/// The width of B an operand class names: `columns` rounded to the nearest power of two, from 2
+/// to 2048 (3 → 4, 5 → 4, 6 → 8, 12 → 16).
+inline std::int64_t tune_width(std::int64_t columns) {
+  const int power = std::clamp(static_cast<int>(std::lround(std::log2(
+                                   static_cast<double>(std::max<std::int64_t>(columns, 1))))),
+                               1, 11);
+  return std::int64_t{1} << power;
+}
+
 /// The class of a sparse × dense product for the kernel choice ("spmm" table) and cuSPARSE's
 /// algorithm ("cusparse" table): precision, mean row length (2× ranges), row spread (as
-/// gcoo_tune_class), the width of B rounded to the nearest power of two (from 1 to 2048; the
-/// kernel choice starts at tune_min_columns), the mean fill of A's 8×8 tiles (2× ranges; "t-"
-/// when not counted: A is below tiled_spmm_min_nnz) and whether the product fits in L2 ("l2")
-/// or streams from DRAM ("dram"), e.g. "f64.m4.s0.n128.t5.l2". The rows count only through the
-/// last: leaving them out let more matrices share a class, which picked better on matrices left
-/// out of the tuning (docs/planner.md has the measurement).
+/// gcoo_tune_class), the width of B (tune_width; the kernel choice starts at tune_min_columns), the
+/// mean fill of A's 8×8 tiles (2× ranges; "t-" when not counted: A is below tiled_spmm_min_nnz) and
+/// whether the product fits in L2 ("l2") or streams from DRAM ("dram"), e.g.
+/// "f64.m4.s0.n128.t5.l2". The rows count only through the last: leaving them out let more matrices
+/// share a class, which picked better on matrices left out of the tuning (docs/planner.md has the
+/// measurement).
 inline std::string spmm_tune_class(int value_bytes, double mean_row, std::int64_t longest_row,
                                    std::int64_t columns, double tile_fill, bool fits_l2) {
-  const int width = std::clamp(static_cast<int>(std::lround(std::log2(
-                                   static_cast<double>(std::max<std::int64_t>(columns, 1))))),
-                               0, 11);
   return detail::tune_precision(value_bytes) + detail::tune_row_lengths(mean_row, longest_row) +
-         ".n" + std::to_string(1 << width) + detail::tune_tile_fill(tile_fill) +
+         ".n" + std::to_string(tune_width(columns)) + detail::tune_tile_fill(tile_fill) +
          (fits_l2 ? ".l2" : ".dram");
 }
 
@@ -375,17 +414,6 @@ inline constexpr std::int64_t tune_min_columns = 16;
 /// times only cuSPARSE's algorithms (the ALG1 rule's narrow products on skewed graphs are where
 /// the rules miss most: docs/planner.md).
 inline constexpr std::int64_t tune_min_cusparse_columns = 2;
-
-/// The choices of the "cusparse" table, cusparseSpMM's CSR algorithms: "alg1", "alg2", "alg3".
-inline constexpr std::array<std::string_view, 3> cusparse_spmm_algorithm_choices{"alg1", "alg2",
-                                                                                 "alg3"};
-
-/// The number (1–3) of a "cusparse" table choice, 0 for any other text.
-inline int cusparse_spmm_algorithm_number(std::string_view choice) {
-  for (std::size_t k = 0; k < cusparse_spmm_algorithm_choices.size(); ++k)
-    if (choice == cusparse_spmm_algorithm_choices[k]) return static_cast<int>(k) + 1;
-  return 0;
-}
 
 /// A device's name in the tune file's name: "NVIDIA_H200_sm90_132sms".
 inline std::string device_tune_key(const device_properties& p) {

@@ -148,8 +148,8 @@ struct thresholds {
   double ellr_lanes_min_entries_per_lane = 32.0;
   /// cusparseSpMM's algorithm when a direct device::spmm caller asks for
   /// spmm_algorithm::automatic, and for planned products (detail::planned_spmm_algorithm, which
-  /// follows a `spade tune` "cusparse" entry first where one decides, then applies these rules
-  /// with the skewed-rows and ALG1 rules below, from A's row profile): ALG2 when B has at
+  /// follows a `spade tune` "cusparse" entry first for a matrix it measured, then applies these
+  /// rules with the skewed-rows and ALG1 rules below, from A's row profile): ALG2 when B has at
   /// least spmm_alg2_min_columns columns and C at least spmm_alg2_min_elements (float) /
   /// spmm_alg2_min_elements_fp64 (double) elements, or when B has at least spmm_alg2_wide_columns
   /// columns and A from spmm_alg2_wide_min_mean_row to below spmm_alg2_wide_max_mean_row entries

@@ -44,8 +44,12 @@ struct tune_report {
   struct width {
     index_t columns = 0;
     std::string operand_class;
-    /// kernel → median time (from tune_min_columns; cusparse_spmm's is its fastest algorithm's)
+    /// kernel → median time (from tune_min_columns; cusparse_spmm's is the rules' algorithm's,
+    /// what it runs at on a matrix of the class that was not measured)
     std::vector<std::pair<std::string, double>> milliseconds;
+    /// The fastest kernel on this matrix, cusparse_spmm at its fastest algorithm (what the
+    /// planner runs on it); "" below tune_min_columns.
+    std::string fastest_kernel;
     std::vector<std::pair<std::string, double>> cusparse_milliseconds;  ///< "alg2" → median time
     /// The algorithm the rules pick for this product without a tune file ("alg3").
     std::string ruled_algorithm;
@@ -62,6 +66,14 @@ struct tune_report {
 };
 
 namespace detail {
+
+/// The fastest of `times` (nullptr when empty).
+inline const std::pair<std::string, double>* fastest_of(
+    const std::vector<std::pair<std::string, double>>& times) {
+  const auto it = std::min_element(
+      times.begin(), times.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+  return it == times.end() ? nullptr : &*it;
+}
 
 /// The median GPU time of one run() over o.samples runs queued behind a held stream
 /// (device::gpu_run_milliseconds: the GPU's time alone, as spade-bench measures), after one
@@ -96,10 +108,12 @@ dense<T, cpu, row_major> tune_operand(index_t rows, index_t cols, std::uint64_t 
 /// Times C = A·B on the default context's device (A lives there) for each width of B in
 /// o.columns and adds the times to `table` under A's classes:
 /// - "cusparse" (per width): cusparseSpMM with CSR ALG1, ALG2 and ALG3;
-/// - from tune_min_columns on, "spmm" (per width): cusparse_spmm at its fastest algorithm (the
-///   one the planner then runs on this matrix), tiled_spmm, and gcoo_spmm at the p of best
-///   geometric mean; and "gcoo": gcoo_spmm at each of o.group_sizes, the geometric mean over
-///   those widths (the planner converts with that p).
+/// - from tune_min_columns on, "spmm" (per width): cusparse_spmm at the rules' algorithm (what
+///   another matrix of the class runs), tiled_spmm, and gcoo_spmm at the p of best geometric
+///   mean, with this matrix's fastest kernel counting cusparse_spmm at its fastest algorithm
+///   (what the planner runs on this matrix); and "gcoo": gcoo_spmm at each of o.group_sizes,
+///   the geometric mean over those widths (the planner converts with that p).
+/// Two widths of one class (tune_width: 3 and 4) throw invalid_matrix.
 /// Each kernel is timed alone after its conversion (GPU time). A kernel that runs out of memory
 /// is left out of the entry. `name` is recorded with the entries. An empty A, or one the
 /// row-wise kernels take (plan::rowwise_preferred), is skipped: no choice is made there.
@@ -112,6 +126,12 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
                            " columns is below tune_min_cusparse_columns (" +
                            std::to_string(tune_min_cusparse_columns) +
                            "), where no tuned choice is used");
+  for (std::size_t i = 0; i < o.columns.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (tune_width(o.columns[i]) == tune_width(o.columns[j]))
+        throw invalid_matrix("spade::tune_spmm: widths " + std::to_string(o.columns[j]) + " and " +
+                             std::to_string(o.columns[i]) + " fall in one class (n" +
+                             std::to_string(tune_width(o.columns[i])) + "): give one");
   tune_report report;
   report.matrix = name;
   if (a.nnz() == 0) {
@@ -159,12 +179,17 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
              device::spmm(T(1), a, device::operation::none, b, T(0), c,
                           detail::spmm_algorithm_of(k));
            });
+    if (n >= tune_min_columns && !w.cusparse_milliseconds.empty()) {
+      // At the rules' algorithm; at the fastest one if the rules' ran out of memory.
+      const auto ruled =
+          std::find_if(w.cusparse_milliseconds.begin(), w.cusparse_milliseconds.end(),
+                       [&](const auto& m) { return m.first == w.ruled_algorithm; });
+      w.milliseconds.emplace_back(kernels::cusparse_spmm::name,
+                                  ruled != w.cusparse_milliseconds.end()
+                                      ? ruled->second
+                                      : detail::fastest_of(w.cusparse_milliseconds)->second);
+    }
     if (n >= tune_min_columns) {
-      const auto fastest =
-          std::min_element(w.cusparse_milliseconds.begin(), w.cusparse_milliseconds.end(),
-                           [](const auto& x, const auto& y) { return x.second < y.second; });
-      if (fastest != w.cusparse_milliseconds.end())
-        w.milliseconds.emplace_back(kernels::cusparse_spmm::name, fastest->second);
       time(w.milliseconds, kernels::tiled_spmm::name,
            [&] { device::tiled_spmm(T(1), *tiles, b, T(0), c); });
       for (std::size_t k = 0; k < o.group_sizes.size(); ++k) {
@@ -212,8 +237,15 @@ tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table
       w.milliseconds.emplace_back(kernels::gcoo_spmm::name, gcoo_times[chosen][wide]);
     }
     ++wide;
-    if (!w.milliseconds.empty())
-      table.add("spmm", w.operand_class, w.milliseconds, name, fingerprint);
+    if (w.milliseconds.empty()) continue;
+    // This matrix's fastest kernel: cuSPARSE at its own fastest algorithm, which it runs (an
+    // entry holds cusparse_spmm whenever an algorithm was timed).
+    std::pair<std::string, double> fastest = *detail::fastest_of(w.milliseconds);
+    if (const auto* cusparse = detail::fastest_of(w.cusparse_milliseconds);
+        cusparse != nullptr && cusparse->second < fastest.second)
+      fastest = {kernels::cusparse_spmm::name, cusparse->second};
+    w.fastest_kernel = fastest.first;
+    table.add("spmm", w.operand_class, w.milliseconds, name, fingerprint, w.fastest_kernel);
   }
   return report;
 }

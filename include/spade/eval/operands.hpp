@@ -501,10 +501,12 @@ std::function<std::string()> spgemm_profile_fact(const A& a, const B& b) {
 /// What `spade tune` measured on gpu csr `a`'s class and device in tune table `table` for a
 /// product with a dense B of `columns` columns (plan::tuned_choice; nothing below
 /// `min_columns`, for an operand the row-wise kernels take, or without a tune file). Counts the
-/// tile fill when A has tiled_spmm_min_nnz entries (the class needs it; cached on A).
+/// tile fill when A has tiled_spmm_min_nnz entries (the class needs it; cached on A). With
+/// `measured_only`, a matrix the table never measured gets no class (so no tile census) and no
+/// entry, and a class's choice is kept only for a matrix it measured.
 template <class A>
 plan::tuned_choice tuned_choice_of(const A& a, std::string_view table_name, index_t columns,
-                                   std::int64_t min_columns) {
+                                   std::int64_t min_columns, bool measured_only = false) {
   plan::tuned_choice choice;
   if constexpr (is_csr_v<A> && std::is_same_v<typename A::space_type, gpu>) {
     if (columns < min_columns || a.nnz() == 0 ||
@@ -514,15 +516,16 @@ plan::tuned_choice tuned_choice_of(const A& a, std::string_view table_name, inde
     if (!table) return choice;
     choice.table = table.get();  // kept alive by the process's table cache
     const row_profile& rows = row_profile_of(a);
+    const std::string fingerprint = tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest);
+    if (measured_only && !table->measured(table_name, fingerprint)) return choice;
     const double fill = tune_tile_fill_of(a);
     constexpr int value_bytes = sizeof(typename A::value_type);
     choice.operand_class = spmm_tune_class(
         value_bytes, rows.mean, rows.longest, columns, fill,
         spmm_fits_l2(value_bytes, a.rows(), a.cols(), a.nnz(), columns, l2_cache_bytes_of(a)));
     choice.entry = table->find(table_name, choice.operand_class);
-    if (choice.entry)
-      choice.kernel = choice.entry->decision_for(
-          tune_fingerprint(a.rows(), a.cols(), a.nnz(), rows.longest), &choice.measured);
+    if (choice.entry) choice.kernel = choice.entry->decision_for(fingerprint, &choice.measured);
+    if (measured_only && !choice.measured) choice.kernel.clear();
   }
   return choice;
 }
@@ -548,7 +551,7 @@ int ruled_spmm_algorithm(const A& a, bool transposed, std::int64_t c_rows, std::
 /// planned_spmm_alg1 and planned_spmm_alg2, and ALG3 when neither applies. Unlike the kernel
 /// choice, a class's unanimous choice is not followed for matrices it did not measure: the
 /// algorithm turns on C's size, which the class leaves out, and in a leave-half-out replay of
-/// the real set's tune log the one class decision that differed from the rules lost 0.73×
+/// the real set's tune report the one class decision that differed from the rules lost 0.74×
 /// (docs/planner.md). Explain and the runner both ask this.
 template <class A>
 plan::spmm_algorithm_choice planned_spmm_algorithm_choice(const A& a, bool transposed,
@@ -557,14 +560,13 @@ plan::spmm_algorithm_choice planned_spmm_algorithm_choice(const A& a, bool trans
                                                           std::int64_t c_cols) {
   plan::spmm_algorithm_choice choice;
   if (!transposed && row_major_operands) {
-    choice.tuned =
-        tuned_choice_of(a, "cusparse", static_cast<index_t>(c_cols), tune_min_cusparse_columns);
-    const int number = cusparse_spmm_algorithm_number(choice.tuned.kernel);
-    if (number > 0 && choice.tuned.measured) {
+    choice.tuned = tuned_choice_of(a, "cusparse", static_cast<index_t>(c_cols),
+                                   tune_min_cusparse_columns, true);
+    // A read table names only alg1–alg3 in "cusparse" (tuned_table::parse).
+    if (const int number = cusparse_spmm_algorithm_number(choice.tuned.kernel); number > 0) {
       choice.number = number;
       return choice;
     }
-    choice.tuned.kernel.clear();  // another matrix's choice, or one of another name: the rules
   }
   choice.number = ruled_spmm_algorithm(a, transposed, c_rows, c_cols);
   return choice;

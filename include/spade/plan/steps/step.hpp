@@ -85,9 +85,13 @@ inline std::string cusparse_spmm_algorithm_text(const product_facts& f) {
     return text + ", tuned on this device, this matrix measured, class " + tuned.operand_class +
            ": " + tuned.entry->describe() + "; " + tuned.table->source;
   text += " by the rules (spmm_alg1_*, spmm_alg2_*, spmm_alg3_skewed_*)";
-  if (tuned.entry != nullptr)
+  if (tuned.table != nullptr && !tuned.table->problem.empty())
+    text += "; tune file ignored: " + tuned.table->problem;
+  else if (tuned.entry != nullptr)
     text += "; the tuned cuSPARSE entry for class " + tuned.operand_class + " (" +
-            tuned.entry->describe() + ") is followed only for the matrices it measured";
+            tuned.entry->describe() +
+            ") did not measure this matrix (it is followed only for "
+            "the matrices it measured)";
   return text;
 }
 
