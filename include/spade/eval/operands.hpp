@@ -551,7 +551,7 @@ int ruled_spmm_algorithm(const A& a, bool transposed, std::int64_t c_rows, std::
 /// planned_spmm_alg1 and planned_spmm_alg2, and ALG3 when neither applies. Unlike the kernel
 /// choice, a class's unanimous choice is not followed for matrices it did not measure: the
 /// algorithm turns on C's size, which the class leaves out, and in a leave-half-out replay of
-/// the real set's tune report the one class decision that differed from the rules lost 0.74×
+/// the real set's tune report the one class decision that differed from the rules lost 0.73×
 /// (docs/planner.md). Explain and the runner both ask this.
 template <class A>
 plan::spmm_algorithm_choice planned_spmm_algorithm_choice(const A& a, bool transposed,
