@@ -64,12 +64,41 @@ __device__ __forceinline__ void load_x_row(const spmv_params<T>& p, index_t c, T
   }
 }
 
+// Sums the Count values sum[0..Count) of the Width threads sharing a row, butterfly rounds from
+// offset Offset down to 1. While a thread holds more than one value a round is a reduce-scatter:
+// the pair splits the values in halves, each keeps one half (the upper one when its offset bit
+// is set) and adds its partner's copy of it, so NV sums cost about NV shuffles instead of
+// NV·log2(Width) — with 8 doubles and 16 threads per row the plain butterfly's 32 shuffles
+// outweighed the row's few entries. `first` gains the first column the kept values stand for.
+// Every column still adds the same pairs in the same order as the plain butterfly did.
+template <class T, int Width, int Count, int Offset, int NV>
+__device__ __forceinline__ void reduce_row_sums(T (&sum)[NV], int lane, int& first) {
+  if constexpr (Offset > 0) {
+    if constexpr (Count > 1) {
+      constexpr int half = Count / 2;
+      const bool upper = (lane & Offset) != 0;
+#pragma unroll
+      for (int i = 0; i < half; ++i) {
+        const T send = upper ? sum[i] : sum[i + half];
+        const T keep = upper ? sum[i + half] : sum[i];
+        sum[i] = keep + __shfl_xor_sync(0xffffffffu, send, Offset, Width);
+      }
+      if (upper) first += half;
+      reduce_row_sums<T, Width, half, Offset / 2>(sum, lane, first);
+    } else {
+      sum[0] += __shfl_xor_sync(0xffffffffu, sum[0], Offset, Width);
+      reduce_row_sums<T, Width, 1, Offset / 2>(sum, lane, first);
+    }
+  }
+}
+
 // TPR consecutive threads share one stored position q (one row). Each walks the row's entries
 // k = lane, lane + TPR, … up to the row's own length — never into the padding — then their
 // sums meet by shuffles. When TPR equals the layout's lanes a warp's loads for one step are
 // one contiguous run (lanes = 1: the paper's column-major slice, consecutive rows adjacent);
 // other TPR stay correct, only less coalesced. Threads past the last row run with length 0 so
-// every shuffle has its full warp.
+// every shuffle has its full warp. After the reduction each thread holds `kept` consecutive
+// columns, and one thread in every `spread` writes them.
 template <class T, int TPR, int NV, bool Wide>
 __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T> p) {
   const std::int64_t thread = std::int64_t{blockIdx.x} * block_threads + threadIdx.x;
@@ -100,20 +129,18 @@ __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T>
     for (int v = 0; v < NV; ++v)
       sum[v] += a * xs[v];
   }
-  if constexpr (TPR > 1) {
-#pragma unroll
-    for (int offset = TPR / 2; offset > 0; offset /= 2)
-#pragma unroll
-      for (int v = 0; v < NV; ++v)
-        sum[v] += __shfl_xor_sync(0xffffffffu, sum[v], offset, TPR);
-  }
-  if (!real || lane != 0) return;
+  int first = 0;
+  reduce_row_sums<T, TPR, NV, TPR / 2>(sum, lane, first);
+  constexpr int kept = NV >= TPR ? NV / TPR : 1;
+  constexpr int spread = TPR * kept / NV;
+  if (!real || lane % spread != 0) return;
   const std::int64_t row = p.row_order ? std::int64_t{__ldg(p.row_order + q)} : q;
 #pragma unroll
-  for (int v = 0; v < NV; ++v) {
+  for (int i = 0; i < kept; ++i) {
+    const int v = first + i;
     if (v >= p.vectors) break;
     T* out = p.y + row * p.y_row + v * p.y_col;
-    *out = p.beta == T(0) ? p.alpha * sum[v] : p.alpha * sum[v] + p.beta * *out;
+    *out = p.beta == T(0) ? p.alpha * sum[i] : p.alpha * sum[i] + p.beta * *out;
   }
 }
 

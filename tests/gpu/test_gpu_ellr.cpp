@@ -582,7 +582,9 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
 template <class T, class LX>
 void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
                       const product_reference& ref, splitmix64& rng) {
-  for (const int threads : {0, 1, 8, 32})
+  // Fewer, as many and more threads per row than the pass has vectors (4 or 8): the row's sums
+  // are reduce-scattered over them, each thread ending with a share of the columns.
+  for (const int threads : {0, 1, 2, 4, 8, 32})
     for (const scaling s : scalings) {
       check_spmm<T, LX, row_major>(e, x_host, ref, threads, s, rng);
       check_spmm<T, LX, col_major>(e, x_host, ref, threads, s, rng);
