@@ -559,19 +559,41 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   }
 
   // ALG1 for narrow B over large skewed matrices (circuit_1.6M_4.8's shape: 1.6 M rows, 7.68 M
-  // entries, longest row 2000), at each bound: the width, the rows, the spread, an unknown
+  // entries, longest row 2000; rmat_s20_ef16's: 2^20 rows, 16.1 M entries), at each bound: the
+  // width (4, or 12 over rows of at most 8 entries on average), the rows, the spread, an unknown
   // longest row.
   using spade::plan::spmm_alg1_preferred;
   CHECK(spmm_alg1_preferred(2, 1600000, 7680000, 2000));
   CHECK(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
-  CHECK_FALSE(spmm_alg1_preferred(5, 1600000, 7680000, 2000));
+  CHECK(spmm_alg1_preferred(5, 1600000, 7680000, 2000));
+  CHECK(spmm_alg1_preferred(12, 1600000, 7680000, 2000));
+  CHECK_FALSE(spmm_alg1_preferred(13, 1600000, 7680000, 2000));
+  CHECK(spmm_alg1_preferred(4, 1048576, 16086549, 20000));
+  CHECK_FALSE(spmm_alg1_preferred(5, 1048576, 16086549, 20000));
+  CHECK(spmm_alg1_preferred(12, 1000000, 8000000, 2000));  // exactly 8 entries per row
+  CHECK_FALSE(spmm_alg1_preferred(12, 1000000, 8000001, 2000));
+  CHECK_FALSE(spmm_alg1_preferred(5, 1000000, 8000001, 2000));
   CHECK_FALSE(spmm_alg1_preferred(4, 1600000, 7680000, -1));
   CHECK(spmm_alg1_preferred(4, 1000000, 4000000, 80));  // exactly 20 times the mean
   CHECK_FALSE(spmm_alg1_preferred(4, 1000000, 4000000, 79));
   CHECK_FALSE(spmm_alg1_preferred(4, 999999, 4000000, 2000));
   CHECK_FALSE(spmm_alg1_preferred(4, 1000000, 0, 0));
-  t.spmm_alg1_max_columns = 8;
-  CHECK(spmm_alg1_preferred(8, 1600000, 7680000, 2000));
+  CHECK(spade::plan::spmm_alg1_widest() == 12);
+  t.spmm_alg1_max_columns = 16;
+  CHECK(spmm_alg1_preferred(16, 1048576, 16086549, 20000));
+  CHECK(spade::plan::spmm_alg1_widest() == 16);
+  t = restore.saved;
+  t.spmm_alg1_short_row_max_columns = 16;
+  CHECK(spmm_alg1_preferred(16, 1600000, 7680000, 2000));
+  CHECK(spade::plan::spmm_alg1_widest() == 16);
+  t.spmm_alg1_short_row_max_columns = 2;
+  CHECK(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
+  CHECK_FALSE(spmm_alg1_preferred(5, 1600000, 7680000, 2000));
+  CHECK(spade::plan::spmm_alg1_widest() == 4);
+  t = restore.saved;
+  t.spmm_alg1_short_row_max_mean = 4;
+  CHECK_FALSE(spmm_alg1_preferred(12, 1600000, 7680000, 2000));
+  CHECK(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
   t = restore.saved;
   t.spmm_alg1_min_spread = 500;
   CHECK_FALSE(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
@@ -581,7 +603,8 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   t = restore.saved;
 
   // The planned product reads the longest row off A's cached row profile: 10⁶ rows of one entry
-  // and one of 100 take ALG1 at 4 columns, not at 5, not as Aᵀ; 10⁶ even rows do not.
+  // and one of 100 take ALG1 at 4 columns and, being short rows, at 12, not at 13, not as Aᵀ; 10⁶
+  // even rows do not.
   {
     const auto rows_of = [](spade::index_t long_row) {
       constexpr spade::index_t rows = 1000000;
@@ -602,7 +625,8 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
     const auto a = rows_of(3), b = rows_of(-1);
     CHECK(spade::detail::planned_spmm_alg1(a, false, 4));
     CHECK(spade::detail::planned_spmm_alg1(a, false, 2));
-    CHECK_FALSE(spade::detail::planned_spmm_alg1(a, false, 5));
+    CHECK(spade::detail::planned_spmm_alg1(a, false, 12));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(a, false, 13));
     CHECK_FALSE(spade::detail::planned_spmm_alg1(a, true, 4));
     CHECK_FALSE(spade::detail::planned_spmm_alg1(b, false, 4));
     // The choice the runner and explain ask: the rules' answer where no tune file decides (a cpu

@@ -106,6 +106,8 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("spmm_alg1_max_columns", t.spmm_alg1_max_columns);
   visit("spmm_alg1_min_rows", t.spmm_alg1_min_rows);
   visit("spmm_alg1_min_spread", t.spmm_alg1_min_spread);
+  visit("spmm_alg1_short_row_max_columns", t.spmm_alg1_short_row_max_columns);
+  visit("spmm_alg1_short_row_max_mean", t.spmm_alg1_short_row_max_mean);
   visit("rowwise_max_extent", t.rowwise_max_extent);
   visit("rowwise_max_nnz", t.rowwise_max_nnz);
 }

@@ -205,6 +205,16 @@ struct thresholds {
   std::int64_t spmm_alg1_max_columns = 4;
   std::int64_t spmm_alg1_min_rows = 1'000'000;
   std::int64_t spmm_alg1_min_spread = 20;
+  /// Where those matrices have short rows, at most spmm_alg1_short_row_max_mean entries per row
+  /// on average, ALG1 runs up to spmm_alg1_short_row_max_columns columns. spade-bench spmm, one
+  /// H200, 2026-11-28 (docs/benchmarks/spmm-alg1-short-rows-2026-11-28.md), ALG3's time over
+  /// ALG1's in float / double: circuit_1M_3 (3 per row) 1.57–1.72 / 1.72–2.41 at N = 5–8 and
+  /// 1.39 / 1.51 at N = 12; circuit_1.6M_4.8 (4.8) 1.45–1.60 / 1.54–2.15 and 1.44 / 1.32;
+  /// circuit_4M_6 (6) 1.46–1.82 / 1.43–2.02 and 1.63 / 1.23. At N = 16 ALG1 lost on all three
+  /// (0.71–0.99 of ALG3; ALG2 won in double). rmat_s20_ef16 (15.3 per row) lost with ALG1 from
+  /// N = 5 (0.73 / 0.64), so it keeps the 4-column bound.
+  std::int64_t spmm_alg1_short_row_max_columns = 12;
+  std::int64_t spmm_alg1_short_row_max_mean = 8;
   /// The cuSPARSE wrappers (device::spmv, spmm, transpose) hand a csr operand of at most
   /// rowwise_max_extent rows and columns and rowwise_max_nnz entries to Spade's row-wise
   /// kernels. cuSPARSE 12.6 returned a zero last row for some 32-row matrices, depending on the

@@ -187,7 +187,7 @@ bool planned_spmm_alg2(const A& a, bool transposed, std::int64_t c_rows, std::in
 template <class A>
 bool planned_spmm_alg1(const A& a, bool transposed, std::int64_t c_cols) {
   if constexpr (is_csr_v<A>)
-    if (!transposed && c_cols <= tuning().spmm_alg1_max_columns &&
+    if (!transposed && c_cols <= plan::spmm_alg1_widest() &&
         a.rows() >= tuning().spmm_alg1_min_rows)
       return plan::spmm_alg1_preferred(c_cols, a.rows(), a.nnz(), row_profile_of(a).longest);
   return false;

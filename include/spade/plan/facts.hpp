@@ -115,13 +115,25 @@ inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::i
 
 /// Whether cusparseSpMM runs ALG1 for C = A·B with B of c_cols columns and A of a_rows rows,
 /// a_nnz entries and a longest row of a_longest entries (-1 where unknown: then not): narrow B
-/// over a large A with skewed rows (spade::tuning().spmm_alg1_*, which give the measurements).
+/// over a large A with skewed rows, a little wider where the rows are short on average
+/// (spade::tuning().spmm_alg1_*, which give the measurements).
 /// It is asked first: spmm_alg2_preferred's rules start at 16 columns.
 inline bool spmm_alg1_preferred(std::int64_t c_cols, std::int64_t a_rows, std::int64_t a_nnz,
                                 std::int64_t a_longest) noexcept {
   const auto& t = tuning();
-  return a_longest >= 0 && c_cols >= 1 && c_cols <= t.spmm_alg1_max_columns && a_nnz > 0 &&
-         a_rows >= t.spmm_alg1_min_rows && a_longest * a_rows >= t.spmm_alg1_min_spread * a_nnz;
+  const bool narrow =
+      c_cols <= t.spmm_alg1_max_columns || (c_cols <= t.spmm_alg1_short_row_max_columns &&
+                                            a_nnz <= t.spmm_alg1_short_row_max_mean * a_rows);
+  return a_longest >= 0 && c_cols >= 1 && narrow && a_nnz > 0 && a_rows >= t.spmm_alg1_min_rows &&
+         a_longest * a_rows >= t.spmm_alg1_min_spread * a_nnz;
+}
+
+/// The widest B spmm_alg1_preferred can say ALG1 for (any rows).
+inline std::int64_t spmm_alg1_widest() noexcept {
+  const auto& t = tuning();
+  return t.spmm_alg1_max_columns > t.spmm_alg1_short_row_max_columns
+             ? t.spmm_alg1_max_columns
+             : t.spmm_alg1_short_row_max_columns;
 }
 
 /// What `spade tune` measured for a sparse × dense product's class on the lhs's device
