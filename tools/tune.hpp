@@ -35,17 +35,8 @@ inline std::vector<index_t> parse_columns(const std::string& text) {
   for (std::string item; std::getline(in, item, ',');)
     columns.push_back(static_cast<index_t>(parse_count("--columns", item, 65536)));
   if (columns.empty()) throw usage_error("--columns needs at least one width");
-  for (const index_t n : columns)
-    if (n < tune_min_cusparse_columns)
-      throw usage_error("--columns: " + std::to_string(n) + " is below " +
-                        std::to_string(tune_min_cusparse_columns) +
-                        ", where the planner uses no tuned choice");
-  for (std::size_t i = 0; i < columns.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (tune_width(columns[i]) == tune_width(columns[j]))
-        throw usage_error("--columns: " + std::to_string(columns[j]) + " and " +
-                          std::to_string(columns[i]) + " fall in one operand class (n" +
-                          std::to_string(tune_width(columns[i])) + "): give one");
+  if (const std::string problem = detail::tune_columns_problem(columns); !problem.empty())
+    throw usage_error("--columns: " + problem);
   return columns;
 }
 

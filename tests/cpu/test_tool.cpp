@@ -218,8 +218,10 @@ TEST_CASE("spade device exits 0 with a device or 2 with the reason") {
 TEST_CASE("spade tune: bad options exit 1 naming them; --show and --forget need a GPU") {
   // Option errors come before the device is looked at, so they read the same everywhere.
   const std::pair<const char*, const char*> refused[] = {
-      {"tune --columns 1", "spade tune: --columns: 1 is below 2"},
-      {"tune --columns 4,3", "--columns: 4 and 3 fall in one operand class (n4): give one"},
+      {"tune --columns 1",
+       "spade tune: --columns: width 1 is below tune_min_cusparse_columns (2), where the planner "
+       "uses no tuned choice"},
+      {"tune --columns 4,3", "--columns: widths 4 and 3 fall in one operand class (n4): give one"},
       {"tune --columns 32,x", "--columns takes a whole number from 1 to 65536, not 'x'"},
       {"tune --samples 0", "--samples takes a whole number"},
       {"tune --show --forget", "--show and --forget: give one"},

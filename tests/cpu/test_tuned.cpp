@@ -4,10 +4,12 @@
 
 #include <unistd.h>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <spade/spade.hpp>
 
@@ -70,6 +72,17 @@ TEST_CASE("operand classes: precision, rows in 4x ranges, mean row and fill in 2
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 5, 0, true) == "f32.m4.s0.n4.t-.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 6, 0, true) == "f32.m4.s0.n8.t-.l2");
   CHECK(spade::spmm_tune_class(4, 16.5, 40, 12, 0, true) == "f32.m4.s0.n16.t-.l2");
+  // Widths tune_spmm and `spade tune` refuse: one below 2, or two of one class (the first pair
+  // in order); distinct classes pass.
+  using spade::detail::tune_columns_problem;
+  CHECK(tune_columns_problem(std::vector<std::int64_t>{2, 4, 8, 32, 128, 512}).empty());
+  CHECK(tune_columns_problem(std::vector<int>{}).empty());
+  CHECK(tune_columns_problem(std::vector<std::int64_t>{4, 1}) ==
+        "width 1 is below tune_min_cusparse_columns (2), where the planner uses no tuned choice");
+  CHECK(tune_columns_problem(std::vector<int>{32, 4, 6, 3}) ==
+        "widths 4 and 3 fall in one operand class (n4): give one");
+  CHECK(tune_columns_problem(std::vector<int>{22, 16}) ==
+        "widths 22 and 16 fall in one operand class (n16): give one");
   // The "cusparse" table's choices and their numbers; anything else is 0 (the rules decide).
   CHECK(spade::cusparse_spmm_algorithm_number("alg1") == 1);
   CHECK(spade::cusparse_spmm_algorithm_number("alg3") == 3);

@@ -364,6 +364,6 @@ TEST_CASE("tune_spmm skips what the row-wise kernels take and refuses widths it 
   CHECK_THROWS_AS(spade::tune_spmm(a, "narrow", table, o), spade::invalid_matrix);
   o.columns = {32, 4, 3};  // 3 and 4 are one class, n4
   CHECK(contains(error_text([&] { (void)spade::tune_spmm(a, "same class", table, o); }),
-                 "widths 4 and 3 fall in one class (n4)"));
+                 "spade::tune_spmm: widths 4 and 3 fall in one operand class (n4): give one"));
   CHECK(table.size() == 0);
 }

@@ -26,6 +26,18 @@
 
 namespace spade {
 
+namespace detail {
+
+/// The fastest of `times` (nullptr when empty).
+inline const std::pair<std::string, double>* fastest_of(
+    const std::vector<std::pair<std::string, double>>& times) {
+  const auto it = std::min_element(
+      times.begin(), times.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+  return it == times.end() ? nullptr : &*it;
+}
+
+}  // namespace detail
+
 /// One operand class of one table: the time of each choice that was measured on it (the
 /// geometric mean over the `count` matrices measured), and the matrices' names.
 struct tuned_entry {
@@ -36,12 +48,7 @@ struct tuned_entry {
   std::vector<std::string> matrices;
 
   /// The fastest choice (nullptr when none was measured).
-  const std::pair<std::string, double>* best() const {
-    const auto it =
-        std::min_element(milliseconds.begin(), milliseconds.end(),
-                         [](const auto& x, const auto& y) { return x.second < y.second; });
-    return it == milliseconds.end() ? nullptr : &*it;
-  }
+  const std::pair<std::string, double>* best() const { return detail::fastest_of(milliseconds); }
   /// Matrices `choice` was the fastest on.
   int wins_of(std::string_view choice) const {
     return static_cast<int>(std::count_if(fastest.begin(), fastest.end(),
@@ -414,6 +421,27 @@ inline constexpr std::int64_t tune_min_columns = 16;
 /// times only cuSPARSE's algorithms (the ALG1 rule's narrow products on skewed graphs are where
 /// the rules miss most: docs/planner.md).
 inline constexpr std::int64_t tune_min_cusparse_columns = 2;
+
+/// Why the widths `columns` cannot be tuned together ("" when they can): one below
+/// tune_min_cusparse_columns, where the planner uses no tuned choice, or two of one operand class
+/// (tune_width: 3 and 4), whose times would go to one entry. tune_spmm and `spade tune` ask it.
+namespace detail {
+template <class Int>
+std::string tune_columns_problem(const std::vector<Int>& columns) {
+  for (const Int n : columns)
+    if (n < tune_min_cusparse_columns)
+      return "width " + std::to_string(n) + " is below tune_min_cusparse_columns (" +
+             std::to_string(tune_min_cusparse_columns) +
+             "), where the planner uses no tuned choice";
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (tune_width(columns[i]) == tune_width(columns[j]))
+        return "widths " + std::to_string(columns[j]) + " and " + std::to_string(columns[i]) +
+               " fall in one operand class (n" + std::to_string(tune_width(columns[i])) +
+               "): give one";
+  return {};
+}
+}  // namespace detail
 
 /// A device's name in the tune file's name: "NVIDIA_H200_sm90_132sms".
 inline std::string device_tune_key(const device_properties& p) {

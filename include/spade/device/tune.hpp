@@ -67,14 +67,6 @@ struct tune_report {
 
 namespace detail {
 
-/// The fastest of `times` (nullptr when empty).
-inline const std::pair<std::string, double>* fastest_of(
-    const std::vector<std::pair<std::string, double>>& times) {
-  const auto it = std::min_element(
-      times.begin(), times.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
-  return it == times.end() ? nullptr : &*it;
-}
-
 /// The median GPU time of one run() over o.samples runs queued behind a held stream
 /// (device::gpu_run_milliseconds: the GPU's time alone, as spade-bench measures), after one
 /// untimed run (conversions, workspaces, caches). `held` turns false when a run synchronised.
@@ -120,18 +112,8 @@ dense<T, cpu, row_major> tune_operand(index_t rows, index_t cols, std::uint64_t 
 template <scalar T>
 tune_report tune_spmm(const csr<T, gpu>& a, const std::string& name, tuned_table& table,
                       const tune_options& o = {}) {
-  for (const index_t n : o.columns)
-    if (n < tune_min_cusparse_columns)
-      throw invalid_matrix("spade::tune_spmm: B of " + std::to_string(n) +
-                           " columns is below tune_min_cusparse_columns (" +
-                           std::to_string(tune_min_cusparse_columns) +
-                           "), where no tuned choice is used");
-  for (std::size_t i = 0; i < o.columns.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (tune_width(o.columns[i]) == tune_width(o.columns[j]))
-        throw invalid_matrix("spade::tune_spmm: widths " + std::to_string(o.columns[j]) + " and " +
-                             std::to_string(o.columns[i]) + " fall in one class (n" +
-                             std::to_string(tune_width(o.columns[i])) + "): give one");
+  if (const std::string problem = detail::tune_columns_problem(o.columns); !problem.empty())
+    throw invalid_matrix("spade::tune_spmm: " + problem);
   tune_report report;
   report.matrix = name;
   if (a.nnz() == 0) {
