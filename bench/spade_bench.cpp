@@ -77,7 +77,8 @@ const char* const usage_text =
     "  --gemm            spmm: also time cuBLAS GEMM on the densified A (dense crossover)\n"
     "  --gcoo-p LIST     spmm: also time gcoo_spmm with these group sizes (column gcoo_variants)\n"
     "  --gcoo-split LIST spmm: with --gcoo-p, also these split sizes (entries per item)\n"
-    "  --ellr-t LIST     spmv: also time ellr_spmv with these threads per row (2,4,8,16,32)\n"
+    "  --ellr-t LIST     spmv: also time ellr_spmv with these threads per row (2,4,8,16,32);\n"
+    "                    spmm (N <= 8): ellr_spmm with them (column ellr_variants)\n"
     "  --max-products P  spgemm: skip matrices with more than P products (default 2e9;\n"
     "                    R-MAT is always run: it is the completion test)\n"
     "  --all-algs        spgemm: time ALG2 and ALG3 as well as DEFAULT\n"
@@ -690,6 +691,50 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
     } catch (const std::exception& e) {
       r.check = "FAILED";
       append_note(r.note, std::string("gcoo: ") + e.what());
+    }
+  }
+
+  // With --ellr-t and B of at most ellr_max_vectors columns: ellr_spmm on its own, on the
+  // planner's layout at its threads per row (ellr_ms, ellr_launch) and, per listed T, on that
+  // layout with T threads ("tT") and on the same slices with T lanes ("iT"), each checked like
+  // the gcoo kernel, then timed kernel-only (ellr_variants).
+  if (r.check == "ok" && !ro.ellr_threads.empty() && n <= plan::ellr_max_vectors) {
+    try {
+      auto judge = [&](const std::string& what) {
+        const std::vector<T> got = cb.values().to_host();
+        const check_outcome chk = small ? compare_values(got, ref, "reference", tol)
+                                  : !base_out.empty()
+                                      ? compare_values(got, base_out, "cusparse", tol)
+                                      : check_outcome{true, 0, "", ""};
+        if (!chk.ok) throw std::runtime_error(what + " wrong (" + chk.note + ")");
+      };
+      auto timed = [&](const ellr<T, gpu>& e, int threads, const std::string& what) {
+        poison(cb.data(), c_bytes, stream);
+        device::ellr_spmm(T(1), e, b, T(0), cb, threads);
+        judge(what);
+        return timer.kernel([&] { device::ellr_spmm(T(1), e, b, T(0), cb, threads); }, ro.timing)
+            .median;
+      };
+      const ellr_layout planned = detail::planned_ellr_layout(a);
+      const ellr<T, gpu> e = convert<ellr>(a, planned);
+      r.ellr_padding = e.padding();
+      poison(cb.data(), c_bytes, stream);
+      r.ellr_launch = device::ellr_spmm(T(1), e, b, T(0), cb).describe();
+      r.ellr_ms = timed(e, 0, "ellr_spmm");
+      r.ellr_ratio = r.base.median / r.ellr_ms;
+      for (const int t : ro.ellr_threads) {
+        const std::string name = std::to_string(t);
+        const double on_planned = timed(e, t, "ellr_spmm t" + name);
+        r.ellr_variants +=
+            (r.ellr_variants.empty() ? "" : " ") + ("t" + name + "=") + cell(on_planned);
+        const ellr_layout lanes{planned.slice_height, planned.sort_window, t};
+        if (lanes == planned) continue;
+        const ellr<T, gpu> il = convert<ellr>(a, lanes);
+        r.ellr_variants += " i" + name + "=" + cell(timed(il, t, "ellr_spmm i" + name));
+      }
+    } catch (const std::exception& e) {
+      r.check = "FAILED";
+      append_note(r.note, std::string("ellr_spmm: ") + e.what());
     }
   }
 
