@@ -30,18 +30,22 @@ struct set_options {
   bool real = true;
   bool synthetic = true;
   bool heldout = false;  // the held-out set: never part of "all"
+  bool graphs = false;   // the small generated graphs: never part of "all"
   std::string only;      // keep only cases whose name contains this
   std::uint64_t seed = 20240601;
 };
 
-/// Sets `o`'s real, synthetic and heldout flags from a --sets value (all, real, synthetic or
-/// heldout); anything else is a usage error.
+/// Sets `o`'s set flags from a --sets value (all, real, synthetic, heldout or graphs); anything
+/// else is a usage error.
 inline void select_sets(set_options& o, const std::string& sets) {
-  if (sets != "all" && sets != "real" && sets != "synthetic" && sets != "heldout")
-    throw std::invalid_argument("--sets takes all, real, synthetic or heldout, not '" + sets + "'");
+  if (sets != "all" && sets != "real" && sets != "synthetic" && sets != "heldout" &&
+      sets != "graphs")
+    throw std::invalid_argument("--sets takes all, real, synthetic, heldout or graphs, not '" +
+                                sets + "'");
   o.real = sets == "all" || sets == "real";
   o.synthetic = sets == "all" || sets == "synthetic";
   o.heldout = sets == "heldout";
+  o.graphs = sets == "graphs";
 }
 
 /// Real matrices in the quick subset: the ones BENCHMARKS.md quotes cuSPARSE figures for,
@@ -159,6 +163,45 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
                      [seed] { return gen::uniform_rows<T>(1 << 19, 1 << 19, 24, seed); }, false});
     cases.push_back({"block_diagonal", "block_diagonal_2^17x6",
                      [seed] { return gen::block_diagonal<T>(1 << 17, 6, seed); }, false});
+  }
+  if (o.graphs) {
+    // Small skewed graphs, 4 096 to 131 072 rows: the class of the real set's power-law graphs
+    // (wiki-Vote, PGPgiantcompo, ego-Facebook, as-caida, email-Enron, soc-Slashdot0902), made
+    // to check a rule fitted on those few matrices before it lands (docs/benchmarks). R-MAT
+    // with Graph500's probabilities (longest rows hundreds of times the mean) and with milder
+    // ones (a, b, c) = (0.45, 0.2, 0.2), nearer the real graphs' 20-200, and small circuits.
+    const std::uint64_t seed = o.seed + 2;
+    struct rmat_case {
+      index_t scale, edge_factor;
+      bool mild, quick;
+    };
+    for (const auto& g : {rmat_case{12, 8, false, false}, rmat_case{12, 32, true, false},
+                          rmat_case{13, 4, false, false}, rmat_case{13, 16, true, true},
+                          rmat_case{14, 8, true, false}, rmat_case{14, 16, false, true},
+                          rmat_case{15, 4, true, false}, rmat_case{15, 8, false, false},
+                          rmat_case{15, 16, true, false}, rmat_case{16, 4, false, false},
+                          rmat_case{16, 8, true, true}, rmat_case{17, 8, false, false}}) {
+      const std::string name = std::string(g.mild ? "rmat_mild_s" : "rmat_s") +
+                               std::to_string(g.scale) + "_ef" + std::to_string(g.edge_factor);
+      cases.push_back({"rmat", name,
+                       [g, seed] {
+                         return g.mild ? gen::rmat<T>(g.scale, g.edge_factor, 0.45, 0.2, 0.2, seed)
+                                       : gen::rmat<T>(g.scale, g.edge_factor, seed);
+                       },
+                       g.quick});
+    }
+    struct circuit_case {
+      const char* name;
+      index_t rows;
+      double mean;
+      index_t long_rows, long_length;
+    };
+    for (const auto& c : {circuit_case{"circuit_12k_4", 12000, 4.0, 4, 400},
+                          circuit_case{"circuit_40k_6", 40000, 6.0, 8, 1500}})
+      cases.push_back(
+          {"circuit", c.name,
+           [c, seed] { return gen::circuit<T>(c.rows, c.mean, c.long_rows, c.long_length, seed); },
+           false});
   }
   std::vector<matrix_case<T>> kept;
   for (auto& c : cases)

@@ -5,7 +5,7 @@
 // (bench/explain_diff.py --chosen compares them).
 //
 //   spade-explain-preview --profile h100|h200|FILE [--double] [--matrices DIR]
-//                         [--sets all|real|synthetic|heldout] [--quick] [--only S] [--n
+//                         [--sets all|real|synthetic|heldout|graphs] [--quick] [--only S] [--n
 //                         1,8,32,128,512]
 //                         [--max-products P] [--seed S]
 #include <charconv>
