@@ -589,6 +589,8 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   t.spmm_alg1_short_row_max_columns = 2;
   CHECK(spmm_alg1_preferred(4, 1600000, 7680000, 2000));
   CHECK_FALSE(spmm_alg1_preferred(5, 1600000, 7680000, 2000));
+  CHECK(spade::plan::spmm_alg1_widest() == 12);  // the small-graph bound
+  t.spmm_alg1_small_max_columns = 3;
   CHECK(spade::plan::spmm_alg1_widest() == 4);
   t = restore.saved;
   t.spmm_alg1_short_row_max_mean = 4;
@@ -600,6 +602,39 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   t = restore.saved;
   t.spmm_alg1_min_rows = 100;
   CHECK(spmm_alg1_preferred(4, 1000, 4000, 80));
+  t = restore.saved;
+
+  // ALG1 for small skewed graphs with many long rows, at each bound. wiki-Vote's shape (8 297
+  // rows, 103 689 entries, longest 893, 806 rows longer than 32) up to 11 columns (12 passes
+  // 1.2·10⁶ entries × columns); PGPgiantcompo's (10 680, 48 632, 205, 197) up to 12, not 13;
+  // ego-Facebook's (4 039, 176 468, 1 045, 1 693) up to 6; Chem97ZtZ's (2 541, 7 361, 101, 24)
+  // not at all: too few long rows. An unknown count says no.
+  CHECK(spmm_alg1_preferred(2, 8297, 103689, 893, 806));
+  CHECK(spmm_alg1_preferred(11, 8297, 103689, 893, 806));
+  CHECK_FALSE(spmm_alg1_preferred(12, 8297, 103689, 893, 806));
+  CHECK(spmm_alg1_preferred(12, 10680, 48632, 205, 197));
+  CHECK_FALSE(spmm_alg1_preferred(13, 10680, 48632, 205, 197));
+  CHECK(spmm_alg1_preferred(6, 4039, 176468, 1045, 1693));
+  CHECK_FALSE(spmm_alg1_preferred(8, 4039, 176468, 1045, 1693));
+  CHECK_FALSE(spmm_alg1_preferred(4, 2541, 7361, 101, 24));
+  CHECK_FALSE(spmm_alg1_preferred(4, 8297, 103689, 893, -1));
+  CHECK(spmm_alg1_preferred(4, 12000, 48000, 2000, 64));  // exactly the rows and long rows
+  CHECK_FALSE(spmm_alg1_preferred(4, 12001, 48000, 2000, 64));
+  CHECK_FALSE(spmm_alg1_preferred(4, 12000, 48000, 2000, 63));
+  CHECK(spmm_alg1_preferred(12, 10000, 100000, 200, 100));  // exactly 20 × the mean, 1.2·10⁶
+  CHECK_FALSE(spmm_alg1_preferred(12, 10000, 100000, 199, 100));
+  CHECK_FALSE(spmm_alg1_preferred(12, 10000, 100001, 2000, 100));
+  t.spmm_alg1_small_max_rows = 5000;
+  CHECK_FALSE(spmm_alg1_preferred(2, 8297, 103689, 893, 806));
+  t = restore.saved;
+  t.spmm_alg1_small_min_long_rows = 20;
+  CHECK(spmm_alg1_preferred(4, 2541, 7361, 101, 24));
+  t = restore.saved;
+  t.spmm_alg1_small_max_columns = 4;
+  CHECK_FALSE(spmm_alg1_preferred(5, 10680, 48632, 205, 197));
+  t = restore.saved;
+  t.spmm_alg1_small_max_work = 2'000'000;
+  CHECK(spmm_alg1_preferred(8, 4039, 176468, 1045, 1693));
   t = restore.saved;
 
   // The planned product reads the longest row off A's cached row profile: 10⁶ rows of one entry
@@ -637,6 +672,39 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
     CHECK(planned_spmm_algorithm_choice(b, false, true, 1000000, 4).number == 3);
     CHECK(planned_spmm_algorithm_choice(b, false, true, 1000000, 128).number == 2);  // C ≥ 5·10⁶
     CHECK_FALSE(planned_spmm_algorithm_choice(a, false, true, 1000000, 4).tuned.decides());
+  }
+
+  // A small graph's long rows come off the same profile: 4 000 rows of one entry, `long_rows`
+  // of them of 50 (spread 50 / 2.2 ≥ 20 with 100) take ALG1 from 64 such rows, not as Aᵀ; the
+  // length they are counted above follows spmm_alg1_small_long_row.
+  {
+    const auto graph = [](spade::index_t long_rows) {
+      constexpr spade::index_t rows = 4000;
+      std::vector<spade::index_t> row_ptr{0}, col_idx;
+      for (spade::index_t r = 0; r < rows; ++r) {
+        if (r % 40 == 0 && r / 40 < long_rows)
+          for (spade::index_t k = 0; k < 50; ++k)
+            col_idx.push_back(k * 80);
+        else
+          col_idx.push_back(r);
+        row_ptr.push_back(static_cast<spade::index_t>(col_idx.size()));
+      }
+      std::vector<double> values(col_idx.size(), 1.0);
+      return spade::csr<double, spade::cpu>(rows, rows, std::move(row_ptr), std::move(col_idx),
+                                            std::move(values));
+    };
+    const auto many = graph(100), few = graph(63);
+    CHECK(spade::detail::row_profile_of(many).rows_longer_than(32) == 100);
+    CHECK(spade::detail::planned_spmm_alg1(many, false, 4));
+    CHECK(spade::detail::planned_spmm_alg1(many, false, 12));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(many, false, 13));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(many, true, 4));
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(few, false, 4));
+    CHECK(spade::detail::planned_spmm_algorithm_choice(many, false, true, 4000, 4).number == 1);
+    t.spmm_alg1_small_long_row = 50;  // no row is longer than 50
+    CHECK_FALSE(spade::detail::planned_spmm_alg1(many, false, 4));
+    CHECK(spade::detail::row_profile_of(many).rows_longer_than(50) == 0);
+    t = restore.saved;
   }
 
   // ELLR-T lanes: the share of the resident threads, then the entries per lane.

@@ -108,6 +108,11 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("spmm_alg1_min_spread", t.spmm_alg1_min_spread);
   visit("spmm_alg1_short_row_max_columns", t.spmm_alg1_short_row_max_columns);
   visit("spmm_alg1_short_row_max_mean", t.spmm_alg1_short_row_max_mean);
+  visit("spmm_alg1_small_max_rows", t.spmm_alg1_small_max_rows);
+  visit("spmm_alg1_small_long_row", t.spmm_alg1_small_long_row);
+  visit("spmm_alg1_small_min_long_rows", t.spmm_alg1_small_min_long_rows);
+  visit("spmm_alg1_small_max_columns", t.spmm_alg1_small_max_columns);
+  visit("spmm_alg1_small_max_work", t.spmm_alg1_small_max_work);
   visit("rowwise_max_extent", t.rowwise_max_extent);
   visit("rowwise_max_nnz", t.rowwise_max_nnz);
 }

@@ -215,6 +215,26 @@ struct thresholds {
   /// N = 5 (0.73 / 0.64), so it keeps the 4-column bound.
   std::int64_t spmm_alg1_short_row_max_columns = 12;
   std::int64_t spmm_alg1_short_row_max_mean = 8;
+  /// Small skewed graphs run ALG1 as well: A of at most spmm_alg1_small_max_rows rows, longest
+  /// row at least spmm_alg1_min_spread times the mean, and at least
+  /// spmm_alg1_small_min_long_rows rows longer than spmm_alg1_small_long_row entries; B of at
+  /// most spmm_alg1_small_max_columns columns with nnz(A) · columns at most
+  /// spmm_alg1_small_max_work. On such matrices ALG3 took 15–21 µs however small A was, ALG1
+  /// 12–18. spade-bench spmm, one H200, 2026-11-28, no tune file
+  /// (docs/benchmarks/spmm-alg1-small-graphs-2026-11-28.md), ALG3's time over ALG1's in float /
+  /// double: wiki-Vote (8 297 rows, 806 longer than 32) 1.13–1.27 / 1.08–1.33 at N = 2–8,
+  /// PGPgiantcompo (10 680, 197) 1.14–1.24 / 1.12–1.30, ego-Facebook (4 039, 1 693) 1.14–1.29 /
+  /// 1.03–1.27 at N = 2–5 but 1.02 / 0.89 at N = 8 (1.4 · 10⁶ entries × columns: the work
+  /// bound), generated R-MAT graphs of 4 096 and 8 192 rows 1.14–1.52 / 1.13–1.63 at N = 2–12
+  /// within the bounds. From 16 384 rows ALG1 lost or came within 8 % (rmat_s14_ef16 0.59–0.98,
+  /// astro-ph's 16 706 rows 0.74–1.08, every graph of 26 000 rows or more), and so it lost on
+  /// skewed matrices with few long rows: Chem97ZtZ (2 541 rows, 24 longer than 32) 0.70–0.92,
+  /// circuit_12k_4 (4) 0.46–0.61.
+  std::int64_t spmm_alg1_small_max_rows = 12'000;
+  std::int64_t spmm_alg1_small_long_row = 32;
+  std::int64_t spmm_alg1_small_min_long_rows = 64;
+  std::int64_t spmm_alg1_small_max_columns = 12;
+  std::int64_t spmm_alg1_small_max_work = 1'200'000;
   /// The cuSPARSE wrappers (device::spmv, spmm, transpose) hand a csr operand of at most
   /// rowwise_max_extent rows and columns and rowwise_max_nnz entries to Spade's row-wise
   /// kernels. cuSPARSE 12.6 returned a zero last row for some 32-row matrices, depending on the

@@ -182,14 +182,22 @@ bool planned_spmm_alg2(const A& a, bool transposed, std::int64_t c_rows, std::in
 }
 
 /// Whether a planned cuSPARSE product C = op(A)·B with B of c_cols columns runs ALG1:
-/// plan::spmm_alg1_preferred with A's longest row from its cached row profile, read only for
-/// narrow B over an A of spmm_alg1_min_rows rows or more; never for op(A) = Aᵀ.
+/// plan::spmm_alg1_preferred with A's longest row and long-row count from its cached row
+/// profile, read only for narrow B over an A that one of its rules can take (at least
+/// spmm_alg1_min_rows rows, or at most spmm_alg1_small_max_rows); never for op(A) = Aᵀ.
 template <class A>
 bool planned_spmm_alg1(const A& a, bool transposed, std::int64_t c_cols) {
-  if constexpr (is_csr_v<A>)
+  if constexpr (is_csr_v<A>) {
+    const auto& t = tuning();
+    const bool small = a.rows() <= t.spmm_alg1_small_max_rows;
     if (!transposed && c_cols <= plan::spmm_alg1_widest() &&
-        a.rows() >= tuning().spmm_alg1_min_rows)
-      return plan::spmm_alg1_preferred(c_cols, a.rows(), a.nnz(), row_profile_of(a).longest);
+        (small || a.rows() >= t.spmm_alg1_min_rows)) {
+      const row_profile& profile = row_profile_of(a);
+      return plan::spmm_alg1_preferred(
+          c_cols, a.rows(), a.nnz(), profile.longest,
+          small ? profile.rows_longer_than(static_cast<index_t>(t.spmm_alg1_small_long_row)) : -1);
+    }
+  }
   return false;
 }
 

@@ -53,6 +53,17 @@ struct row_profile {
     return paddings.back().second;
   }
   mutable std::vector<std::pair<ellr_layout, double>> paddings;
+  /// Rows longer than `length` entries, counted on first use for each length and kept.
+  index_t rows_longer_than(index_t length) const {
+    for (const auto& [known, count] : long_row_counts)
+      if (known == length) return count;
+    index_t count = 0;
+    for (const index_t l : lengths)
+      count += l > length ? 1 : 0;
+    long_row_counts.emplace_back(length, count);
+    return count;
+  }
+  mutable std::vector<std::pair<index_t, index_t>> long_row_counts;
 };
 
 /// A·B in 8×8 tiles, counted on csr operands without converting them: stored tiles of each,
@@ -114,26 +125,32 @@ inline bool spmm_alg2_preferred(std::int64_t c_rows, std::int64_t c_cols, std::i
 }
 
 /// Whether cusparseSpMM runs ALG1 for C = A·B with B of c_cols columns and A of a_rows rows,
-/// a_nnz entries and a longest row of a_longest entries (-1 where unknown: then not): narrow B
-/// over a large A with skewed rows, a little wider where the rows are short on average
-/// (spade::tuning().spmm_alg1_*, which give the measurements).
-/// It is asked first: spmm_alg2_preferred's rules start at 16 columns.
+/// a_nnz entries, a longest row of a_longest entries (-1 where unknown: then not) and a_long_rows
+/// rows longer than spade::tuning().spmm_alg1_small_long_row entries (-1 where unknown): narrow
+/// B over a large A with skewed rows, a little wider where the rows are short on average, and
+/// over a small skewed graph with many long rows (spade::tuning().spmm_alg1_*, which give the
+/// measurements). It is asked first: spmm_alg2_preferred's rules start at 16 columns.
 inline bool spmm_alg1_preferred(std::int64_t c_cols, std::int64_t a_rows, std::int64_t a_nnz,
-                                std::int64_t a_longest) noexcept {
+                                std::int64_t a_longest, std::int64_t a_long_rows = -1) noexcept {
   const auto& t = tuning();
+  if (a_longest < 0 || c_cols < 1 || a_nnz <= 0 ||
+      a_longest * a_rows < t.spmm_alg1_min_spread * a_nnz)
+    return false;
   const bool narrow =
       c_cols <= t.spmm_alg1_max_columns || (c_cols <= t.spmm_alg1_short_row_max_columns &&
                                             a_nnz <= t.spmm_alg1_short_row_max_mean * a_rows);
-  return a_longest >= 0 && c_cols >= 1 && narrow && a_nnz > 0 && a_rows >= t.spmm_alg1_min_rows &&
-         a_longest * a_rows >= t.spmm_alg1_min_spread * a_nnz;
+  const bool large = narrow && a_rows >= t.spmm_alg1_min_rows;
+  const bool small_graph =
+      a_rows <= t.spmm_alg1_small_max_rows && a_long_rows >= t.spmm_alg1_small_min_long_rows &&
+      c_cols <= t.spmm_alg1_small_max_columns && a_nnz * c_cols <= t.spmm_alg1_small_max_work;
+  return large || small_graph;
 }
 
 /// The widest B spmm_alg1_preferred can say ALG1 for (any rows).
 inline std::int64_t spmm_alg1_widest() noexcept {
   const auto& t = tuning();
-  return t.spmm_alg1_max_columns > t.spmm_alg1_short_row_max_columns
-             ? t.spmm_alg1_max_columns
-             : t.spmm_alg1_short_row_max_columns;
+  return std::max(
+      {t.spmm_alg1_max_columns, t.spmm_alg1_short_row_max_columns, t.spmm_alg1_small_max_columns});
 }
 
 /// What `spade tune` measured for a sparse × dense product's class on the lhs's device
