@@ -16,7 +16,9 @@ namespace spade::device {
 std::string ellr_spmv_launch::describe() const {
   return std::to_string(threads_per_row) + " thread(s) per row, " +
          std::to_string(vectors_per_pass) + " vector(s) per pass" +
-         (wide_loads ? ", 16-byte loads of X rows" : "");
+         (wide_loads     ? ", 16-byte loads of X rows"
+          : paired_loads ? ", X rows read in element pairs"
+                         : "");
 }
 
 namespace {
@@ -41,12 +43,23 @@ struct spmv_params {
   T beta;
 };
 
-// Up to NV values of X's row c; Wide: one or more 16-byte loads (X row-major, exactly NV
-// columns, 16-byte aligned rows).
-template <class T, int NV, bool Wide>
+// How a thread reads the X row of an entry.
+enum class x_reads {
+  scalar,  // one load per column, any layout and stride, the first p.vectors of NV columns
+  wide,    // 16-byte loads: X row-major with exactly NV columns, rows 16-byte aligned
+  paired,  // X row-major (x_row columns apart) with NL < NV columns, 2-element aligned: pairs
+};
+
+// The NV values of X's row c (columns from the width on are 0). Paired: a row starts on a pair
+// boundary or one element past it, by the parity of c · x_row; the pairs are loaded from the
+// first boundary inside the row and the one element left over (an odd NL's first or last, or,
+// for an even NL, none, since then x_row is even) singly, so NL = 5 costs 3 loads instead of 5
+// and nothing outside the row is read.
+template <class T, int NV, x_reads Reads, int NL>
 __device__ __forceinline__ void load_x_row(const spmv_params<T>& p, index_t c, T (&out)[NV]) {
-  if constexpr (Wide) {
+  if constexpr (Reads == x_reads::wide) {
     constexpr int per_load = 16 / sizeof(T);
+    static_assert(NV % per_load == 0, "16-byte loads need whole vectors");
     using vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
     const vec* row = reinterpret_cast<const vec*>(p.x + std::int64_t{c} * p.x_row);
 #pragma unroll
@@ -57,6 +70,37 @@ __device__ __forceinline__ void load_x_row(const spmv_params<T>& p, index_t c, T
       for (int i = 0; i < per_load; ++i)
         out[l * per_load + i] = parts[i];
     }
+  } else if constexpr (Reads == x_reads::paired) {
+    static_assert(NL >= 2 && NL <= NV, "paired reads take 2 to NV columns");
+    using pair = std::conditional_t<sizeof(T) == 4, float2, double2>;
+    constexpr int pairs = NL / 2;
+    const std::int64_t start = std::int64_t{c} * p.x_row;
+    const bool shifted = (start & 1) != 0;  // only for odd NL: an even x_row keeps rows aligned
+    const T* row = p.x + start;
+    const pair* vec = reinterpret_cast<const pair*>(row + (shifted ? 1 : 0));
+    T lo[pairs], hi[pairs];
+#pragma unroll
+    for (int j = 0; j < pairs; ++j) {
+      const pair v = __ldg(vec + j);
+      lo[j] = v.x;
+      hi[j] = v.y;
+    }
+    if constexpr (NL % 2 == 1) {
+      const T single = __ldg(row + (shifted ? 0 : NL - 1));
+#pragma unroll
+      for (int i = 0; i < NL; ++i) {
+        const T aligned = i == NL - 1 ? single : (i % 2 == 0 ? lo[i / 2] : hi[i / 2]);
+        const T after = i == 0 ? single : ((i - 1) % 2 == 0 ? lo[(i - 1) / 2] : hi[(i - 1) / 2]);
+        out[i] = shifted ? after : aligned;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < NL; ++i)
+        out[i] = i % 2 == 0 ? lo[i / 2] : hi[i / 2];
+    }
+#pragma unroll
+    for (int v = NL; v < NV; ++v)
+      out[v] = T(0);
   } else {
 #pragma unroll
     for (int v = 0; v < NV; ++v)
@@ -99,7 +143,7 @@ __device__ __forceinline__ void reduce_row_sums(T (&sum)[NV], int lane, int& fir
 // other TPR stay correct, only less coalesced. Threads past the last row run with length 0 so
 // every shuffle has its full warp. After the reduction each thread holds `kept` consecutive
 // columns, and one thread in every `spread` writes them.
-template <class T, int TPR, int NV, bool Wide>
+template <class T, int TPR, int NV, x_reads Reads, int NL>
 __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T> p) {
   const std::int64_t thread = std::int64_t{blockIdx.x} * block_threads + threadIdx.x;
   const std::int64_t q = thread / TPR;
@@ -124,9 +168,11 @@ __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T>
     const index_t c = __ldg(p.col_idx + at);
     const T a = __ldg(p.values + at);
     T xs[NV];
-    load_x_row<T, NV, Wide>(p, c, xs);
+    load_x_row<T, NV, Reads, NL>(p, c, xs);
+    // Paired reads know their width: the columns past it stay 0 without multiply-adds.
+    constexpr int used = Reads == x_reads::paired ? NL : NV;
 #pragma unroll
-    for (int v = 0; v < NV; ++v)
+    for (int v = 0; v < used; ++v)
       sum[v] += a * xs[v];
   }
   int first = 0;
@@ -144,34 +190,73 @@ __global__ void __launch_bounds__(block_threads) ellr_spmv_kernel(spmv_params<T>
   }
 }
 
-template <class T, int NV, bool Wide>
+template <class T, int NV, x_reads Reads, int NL = NV>
 void launch_by_threads(int threads_per_row, const spmv_params<T>& p, cudaStream_t stream) {
   const std::int64_t threads = p.rows * threads_per_row;
   const auto blocks = static_cast<unsigned int>((threads + block_threads - 1) / block_threads);
   switch (threads_per_row) {
     case 1:
-      ellr_spmv_kernel<T, 1, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      ellr_spmv_kernel<T, 1, NV, Reads, NL><<<blocks, block_threads, 0, stream>>>(p);
       break;
     case 2:
-      ellr_spmv_kernel<T, 2, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      ellr_spmv_kernel<T, 2, NV, Reads, NL><<<blocks, block_threads, 0, stream>>>(p);
       break;
     case 4:
-      ellr_spmv_kernel<T, 4, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      ellr_spmv_kernel<T, 4, NV, Reads, NL><<<blocks, block_threads, 0, stream>>>(p);
       break;
     case 8:
-      ellr_spmv_kernel<T, 8, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      ellr_spmv_kernel<T, 8, NV, Reads, NL><<<blocks, block_threads, 0, stream>>>(p);
       break;
     case 16:
-      ellr_spmv_kernel<T, 16, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      ellr_spmv_kernel<T, 16, NV, Reads, NL><<<blocks, block_threads, 0, stream>>>(p);
       break;
     default:
-      ellr_spmv_kernel<T, 32, NV, Wide><<<blocks, block_threads, 0, stream>>>(p);
+      ellr_spmv_kernel<T, 32, NV, Reads, NL><<<blocks, block_threads, 0, stream>>>(p);
       break;
   }
 }
 
-bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+// A pass of NV sums over `vectors` columns of X, read as `reads` says (run_ellr chooses wide
+// reads only where NV holds whole 16-byte vectors, paired ones only for fewer columns than NV
+// or for NV = 2; anything else reads one element at a time).
+template <class T, int NV>
+void launch_pass(int threads_per_row, const spmv_params<T>& p, int vectors, x_reads reads,
+                 cudaStream_t stream) {
+  if constexpr (NV % (16 / sizeof(T)) == 0) {
+    if (reads == x_reads::wide) {
+      launch_by_threads<T, NV, x_reads::wide>(threads_per_row, p, stream);
+      return;
+    }
+  }
+  if (reads == x_reads::paired) {
+    if constexpr (NV == 2) {
+      launch_by_threads<T, 2, x_reads::paired, 2>(threads_per_row, p, stream);
+      return;
+    } else if constexpr (NV == 4) {
+      if (vectors == 3) {
+        launch_by_threads<T, 4, x_reads::paired, 3>(threads_per_row, p, stream);
+        return;
+      }
+    } else if constexpr (NV == 8) {
+      if (vectors == 5) {
+        launch_by_threads<T, 8, x_reads::paired, 5>(threads_per_row, p, stream);
+        return;
+      }
+      if (vectors == 6) {
+        launch_by_threads<T, 8, x_reads::paired, 6>(threads_per_row, p, stream);
+        return;
+      }
+      if (vectors == 7) {
+        launch_by_threads<T, 8, x_reads::paired, 7>(threads_per_row, p, stream);
+        return;
+      }
+    }
+  }
+  launch_by_threads<T, NV, x_reads::scalar>(threads_per_row, p, stream);
+}
+
+bool aligned_to(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
 // Threads per row when the caller gives none: the layout's lanes when it interleaves them
@@ -219,23 +304,28 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
                          beta};
   if (vectors == 1) {
     launch.vectors_per_pass = 1;
-    launch_by_threads<T, 1, false>(threads_per_row, p, stream);
+    launch_by_threads<T, 1, x_reads::scalar>(threads_per_row, p, stream);
   } else {
-    const int pass = vectors <= 4 ? 4 : 8;
+    // The pass carries 2, 4 or 8 sums (the reduce-scatter halves them). Row-major X reads whole
+    // 16-byte vectors where its rows are exactly that, else element pairs where its rows start
+    // on pairs or are odd-sized (one single load covers the parity), else one element at a time.
+    const int pass = vectors <= 2 ? 2 : vectors <= 4 ? 4 : 8;
+    constexpr std::int64_t per_load = 16 / sizeof(T);
     launch.vectors_per_pass = pass;
-    launch.wide_loads =
-        x_row_major && vectors == pass && x_row % (16 / sizeof(T)) == 0 && aligned16(x);
-    if (pass == 4) {
-      if (launch.wide_loads)
-        launch_by_threads<T, 4, true>(threads_per_row, p, stream);
-      else
-        launch_by_threads<T, 4, false>(threads_per_row, p, stream);
-    } else {
-      if (launch.wide_loads)
-        launch_by_threads<T, 8, true>(threads_per_row, p, stream);
-      else
-        launch_by_threads<T, 8, false>(threads_per_row, p, stream);
-    }
+    launch.wide_loads = x_row_major && vectors == pass && pass % per_load == 0 &&
+                        x_row % per_load == 0 && aligned_to(x, 16);
+    launch.paired_loads = !launch.wide_loads && x_row_major && x_col == 1 &&
+                          (vectors < pass || pass == 2) && (vectors % 2 == 1 || x_row % 2 == 0) &&
+                          aligned_to(x, 2 * sizeof(T));
+    const x_reads reads = launch.wide_loads     ? x_reads::wide
+                          : launch.paired_loads ? x_reads::paired
+                                                : x_reads::scalar;
+    if (pass == 2)
+      launch_pass<T, 2>(threads_per_row, p, vectors, reads, stream);
+    else if (pass == 4)
+      launch_pass<T, 4>(threads_per_row, p, vectors, reads, stream);
+    else
+      launch_pass<T, 8>(threads_per_row, p, vectors, reads, stream);
   }
   SPADE_CHECK_LAUNCH("multiplying ellr by a vector (ellr_spmv)");
   return launch;

@@ -345,6 +345,7 @@ void check_spmv(const spade::ellr<T, gpu>& e, const spade::vector<T, gpu>& x,
              (launch.threads_per_row & (launch.threads_per_row - 1)) == 0));
     CHECK(launch.vectors_per_pass == 1);
     CHECK_FALSE(launch.wide_loads);
+    CHECK_FALSE(launch.paired_loads);
   }
   const spade::vector<T, cpu> got = spade::to_cpu(y);
   REQUIRE(got.size() == e.rows());
@@ -543,8 +544,9 @@ TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_s
 namespace {
 
 // Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY, checked against the reference;
-// also how it ran: one pass of 1, 4 or 8 vectors, 16-byte loads exactly for row-major X of 4 or
-// 8 columns.
+// also how it ran: one pass of 1, 2, 4 or 8 vectors; row-major X read with 16-byte loads at 4
+// or 8 columns (and 2 in double), in element pairs at every other width from 2 (odd widths:
+// rows starting on and off a pair boundary), col-major X one element at a time.
 template <class T, class LX, class LY>
 void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
                 const product_reference& ref, int threads_per_row, scaling s, splitmix64& rng) {
@@ -565,8 +567,10 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
       spade::device::ellr_spmm(T(s.alpha), e, x, T(s.beta), y, threads_per_row);
   if (e.rows() > 0) {
     if (threads_per_row > 0) CHECK(launch.threads_per_row == threads_per_row);
-    CHECK(launch.vectors_per_pass == (n == 1 ? 1 : n <= 4 ? 4 : 8));
-    CHECK(launch.wide_loads == (x_row_major && (n == 4 || n == 8)));
+    CHECK(launch.vectors_per_pass == (n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8));
+    const bool wide = x_row_major && (n == 4 || n == 8 || (sizeof(T) == 8 && n == 2));
+    CHECK(launch.wide_loads == wide);
+    CHECK(launch.paired_loads == (x_row_major && n > 1 && !wide));
   }
   const spade::dense<T, cpu, LY> got = spade::to_cpu(y);
   REQUIRE(got.rows() == e.rows());
@@ -593,8 +597,8 @@ void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, L
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-byte loads", T,
-                   float, double) {
+TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, each way of reading X",
+                   T, float, double) {
   if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
   const std::uint64_t seed = fresh_seed();
@@ -615,7 +619,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, 16-
       const std::string layout_name = layout_text(layout);
       CAPTURE(layout_name);
       const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
-      for (const index_t n : {1, 2, 3, 4, 5, 8}) {
+      for (const index_t n : {1, 2, 3, 4, 5, 6, 7, 8}) {
         const auto x_rows = random_matrix<T, row_major>(a.cols(), n, rng);
         const auto x_cols = random_matrix<T, col_major>(a.cols(), n, rng);
         check_spmm_all_y(e, x_rows, reference_product(a, x_rows), rng);

@@ -49,9 +49,10 @@ void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_maj
 
 /// How ellr_spmv / ellr_spmm ran (for explain and the benchmark).
 struct ellr_spmv_launch {
-  int threads_per_row = 0;   ///< threads sharing one row (1: the paper's kernel; more: ELLR-T)
-  int vectors_per_pass = 0;  ///< right-hand sides the kernel carries (1, 4 or 8)
-  bool wide_loads = false;   ///< X's rows read with 16-byte loads
+  int threads_per_row = 0;    ///< threads sharing one row (1: the paper's kernel; more: ELLR-T)
+  int vectors_per_pass = 0;   ///< right-hand sides the kernel carries (1, 2, 4 or 8)
+  bool wide_loads = false;    ///< X's rows read with 16-byte loads
+  bool paired_loads = false;  ///< X's rows read in element pairs (row-major X of other widths)
   std::string describe() const;
 };
 
@@ -68,8 +69,10 @@ ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>&
                            vector<T, gpu>& y, int threads_per_row = 0);
 
 /// Y = alpha·A·X + beta·Y for X with at most ellr_max_vectors columns, either layout: one pass
-/// over A for all columns (16-byte loads of X's rows when X is row-major with 4 or 8 aligned
-/// columns). Throws dimension_mismatch for wider X.
+/// over A for all columns. X's rows are read with 16-byte loads when X is row-major with 4 or 8
+/// aligned columns (2 in double), else in element pairs when it is row-major (an odd width
+/// takes one single load per row besides), else one element at a time. Throws
+/// dimension_mismatch for wider X.
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
                            dense<T, gpu, LY>& y, int threads_per_row = 0);
