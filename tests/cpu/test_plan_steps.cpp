@@ -52,6 +52,26 @@ struct spmm_facts {
   spmm_facts(const spmm_facts&) = delete;
 };
 
+/// A cpu csr of `rows` square: one diagonal entry per row, except the rows `is_long` picks,
+/// which hold `long_length` entries at columns 0, stride, 2·stride, …
+template <class T, class IsLong>
+spade::csr<T, spade::cpu> diagonal_with_long_rows(index_t rows, index_t long_length, index_t stride,
+                                                  IsLong is_long) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  row_ptr.reserve(static_cast<std::size_t>(rows) + 1);
+  for (index_t r = 0; r < rows; ++r) {
+    if (is_long(r))
+      for (index_t k = 0; k < long_length; ++k)
+        col_idx.push_back(k * stride);
+    else
+      col_idx.push_back(r);
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  std::vector<T> values(col_idx.size(), T(1));
+  return spade::csr<T, spade::cpu>(rows, rows, std::move(row_ptr), std::move(col_idx),
+                                   std::move(values));
+}
+
 template <class Kernel, class Rule = rules::sparse_times_dense>
 decision decide(const product_facts& f) {
   return spade::plan::decide_candidate<Rule, Kernel>(f);
@@ -642,20 +662,8 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   // even rows do not.
   {
     const auto rows_of = [](spade::index_t long_row) {
-      constexpr spade::index_t rows = 1000000;
-      std::vector<spade::index_t> row_ptr{0}, col_idx;
-      row_ptr.reserve(rows + 1);
-      for (spade::index_t r = 0; r < rows; ++r) {
-        if (r == long_row)
-          for (spade::index_t k = 0; k < 100; ++k)
-            col_idx.push_back(k);
-        else
-          col_idx.push_back(r);
-        row_ptr.push_back(static_cast<spade::index_t>(col_idx.size()));
-      }
-      std::vector<float> values(col_idx.size(), 1.0f);
-      return spade::csr<float, spade::cpu>(rows, rows, std::move(row_ptr), std::move(col_idx),
-                                           std::move(values));
+      return diagonal_with_long_rows<float>(1000000, 100, 1,
+                                            [long_row](spade::index_t r) { return r == long_row; });
     };
     const auto a = rows_of(3), b = rows_of(-1);
     CHECK(spade::detail::planned_spmm_alg1(a, false, 4));
@@ -679,19 +687,9 @@ TEST_CASE("the back ends' thresholds are spade::tuning()'s: a changed field chan
   // length they are counted above follows spmm_alg1_small_long_row.
   {
     const auto graph = [](spade::index_t long_rows) {
-      constexpr spade::index_t rows = 4000;
-      std::vector<spade::index_t> row_ptr{0}, col_idx;
-      for (spade::index_t r = 0; r < rows; ++r) {
-        if (r % 40 == 0 && r / 40 < long_rows)
-          for (spade::index_t k = 0; k < 50; ++k)
-            col_idx.push_back(k * 80);
-        else
-          col_idx.push_back(r);
-        row_ptr.push_back(static_cast<spade::index_t>(col_idx.size()));
-      }
-      std::vector<double> values(col_idx.size(), 1.0);
-      return spade::csr<double, spade::cpu>(rows, rows, std::move(row_ptr), std::move(col_idx),
-                                            std::move(values));
+      return diagonal_with_long_rows<double>(4000, 50, 80, [long_rows](spade::index_t r) {
+        return r % 40 == 0 && r / 40 < long_rows;
+      });
     };
     const auto many = graph(100), few = graph(63);
     CHECK(spade::detail::row_profile_of(many).rows_longer_than(32) == 100);
