@@ -80,6 +80,9 @@ const char* const usage_text =
     "  --gcoo-split LIST spmm: with --gcoo-p, also these split sizes (entries per item)\n"
     "  --ellr-t LIST     spmv: also time ellr_spmv with these threads per row (2,4,8,16,32);\n"
     "                    spmm (N <= 8): ellr_spmm with them (column ellr_variants)\n"
+    "  --ellr-split LIST spmm (N <= 8): ellr_spmm with X's columns split over these threads\n"
+    "                    (1,2,4) at the planner's threads per row (gG) and at each --ellr-t\n"
+    "                    (tTgG; iTgG on T lanes)\n"
     "  --max-products P  spgemm: skip matrices with more than P products (default 2e9;\n"
     "                    R-MAT is always run: it is the completion test)\n"
     "  --all-algs        spgemm: time ALG2 and ALG3 as well as DEFAULT\n"
@@ -116,6 +119,8 @@ struct run_options {
   std::vector<int> gcoo_splits;
   // spmv: ellr_spmv also timed with these threads per row (ELLR-T sweep).
   std::vector<int> ellr_threads;
+  // spmm: ellr_spmm also timed with X's columns split over these threads (column groups).
+  std::vector<int> ellr_column_groups;
   double max_products = 2e9;
   double reference_work = 5e7;
   std::uint64_t seed = 20240601;
@@ -700,35 +705,58 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
     }
   }
 
-  // With --ellr-t and B of at most ellr_max_vectors columns: ellr_spmm on its own, on the
-  // planner's layout at its threads per row (ellr_ms, ellr_launch) and, per listed T, on that
-  // layout with T threads ("tT") and on the same slices with T lanes ("iT"), each checked like
-  // the gcoo kernel, then timed kernel-only (ellr_variants).
-  if (r.check == "ok" && !ro.ellr_threads.empty() && n <= plan::ellr_max_vectors) {
+  // With --ellr-t or --ellr-split and B of at most ellr_max_vectors columns: ellr_spmm on its
+  // own, on the planner's layout at its threads per row (ellr_ms, ellr_launch); per listed T, on
+  // that layout with T threads ("tT") and on the same slices with T lanes ("iT"); per listed G,
+  // with X's columns split over G threads at the planner's threads per row ("gG") and at each
+  // listed T ("tTgG"; "iTgG" on T lanes; splits the kernel takes only); each checked like the
+  // gcoo kernel, then
+  // timed kernel-only (ellr_variants).
+  if (r.check == "ok" && (!ro.ellr_threads.empty() || !ro.ellr_column_groups.empty()) &&
+      n <= plan::ellr_max_vectors) {
     try {
-      auto timed = [&](const ellr<T, gpu>& e, int threads, const std::string& what) {
+      auto timed = [&](const ellr<T, gpu>& e, int threads, int groups, const std::string& what) {
         poison(cb.data(), c_bytes, stream);
-        device::ellr_spmm(T(1), e, b, T(0), cb, threads);
+        device::ellr_spmm(T(1), e, b, T(0), cb, threads, groups);
         judge(what);
-        return timer.kernel([&] { device::ellr_spmm(T(1), e, b, T(0), cb, threads); }, ro.timing)
+        return timer
+            .kernel([&] { device::ellr_spmm(T(1), e, b, T(0), cb, threads, groups); }, ro.timing)
             .median;
+      };
+      auto add_variant = [&](const std::string& name, double ms) {
+        r.ellr_variants += (r.ellr_variants.empty() ? "" : " ") + name + "=" + cell(ms);
       };
       const ellr_layout planned = detail::planned_ellr_layout(a);
       const ellr<T, gpu> e = convert<ellr>(a, planned);
       r.ellr_padding = e.padding();
       poison(cb.data(), c_bytes, stream);
-      r.ellr_launch = device::ellr_spmm(T(1), e, b, T(0), cb).describe();
-      r.ellr_ms = timed(e, 0, "ellr_spmm");
+      const device::ellr_spmv_launch launch = device::ellr_spmm(T(1), e, b, T(0), cb);
+      r.ellr_launch = launch.describe();
+      r.ellr_ms = timed(e, 0, 0, "ellr_spmm");
       r.ellr_ratio = r.base.median / r.ellr_ms;
+      // The splits ellr_spmm takes at `threads` per row (it throws on the others).
+      const int pass = n <= 2 ? 2 : n <= 4 ? 4 : 8;
+      auto splittable = [&](int threads, int groups) {
+        return groups == 1 || (2 * groups <= pass && threads * groups <= 32);
+      };
+      for (const int g : ro.ellr_column_groups)
+        if (splittable(launch.threads_per_row, g))
+          add_variant("g" + std::to_string(g), timed(e, 0, g, "ellr_spmm g" + std::to_string(g)));
       for (const int t : ro.ellr_threads) {
         const std::string name = std::to_string(t);
-        const double on_planned = timed(e, t, "ellr_spmm t" + name);
-        r.ellr_variants +=
-            (r.ellr_variants.empty() ? "" : " ") + ("t" + name + "=") + cell(on_planned);
+        add_variant("t" + name, timed(e, t, 0, "ellr_spmm t" + name));
+        for (const int g : ro.ellr_column_groups)
+          if (splittable(t, g))
+            add_variant("t" + name + "g" + std::to_string(g),
+                        timed(e, t, g, "ellr_spmm t" + name + "g" + std::to_string(g)));
         const ellr_layout lanes{planned.slice_height, planned.sort_window, t};
         if (lanes == planned) continue;
         const ellr<T, gpu> il = convert<ellr>(a, lanes);
-        r.ellr_variants += " i" + name + "=" + cell(timed(il, t, "ellr_spmm i" + name));
+        add_variant("i" + name, timed(il, t, 0, "ellr_spmm i" + name));
+        for (const int g : ro.ellr_column_groups)
+          if (g > 1 && splittable(t, g))
+            add_variant("i" + name + "g" + std::to_string(g),
+                        timed(il, t, g, "ellr_spmm i" + name + "g" + std::to_string(g)));
       }
     } catch (const std::exception& e) {
       r.check = "FAILED";
@@ -1577,12 +1605,13 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "spade-bench: unknown command '%s'\n%s", command.c_str(), usage_text);
     return 1;
   }
-  const options opt(
-      {args.begin() + 1, args.end()},
-      {"quick", "double", "float", "flush-l2", "all-algs", "gemm", "explain"},
-      {"matrices",       "sets",      "only",   "n",      "max-products", "warmup", "reps",
-       "reference-work", "seed",      "csv",    "commit", "calls",        "gcoo-p", "gcoo-split",
-       "max-iterations", "tolerance", "ellr-t", "grid",   "spgemm-grid",  "rmat"});
+  const options opt({args.begin() + 1, args.end()},
+                    {"quick", "double", "float", "flush-l2", "all-algs", "gemm", "explain"},
+                    {"matrices",  "sets",   "only",           "n",          "max-products",
+                     "warmup",    "reps",   "reference-work", "seed",       "csv",
+                     "commit",    "calls",  "gcoo-p",         "gcoo-split", "max-iterations",
+                     "tolerance", "ellr-t", "ellr-split",     "grid",       "spgemm-grid",
+                     "rmat"});
   std::string why;
   if (!device_available(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
@@ -1599,6 +1628,7 @@ int run(int argc, char** argv) {
   ro.gcoo_group_sizes = int_list(opt.get("gcoo-p"));
   ro.gcoo_splits = int_list(opt.get("gcoo-split"));
   ro.ellr_threads = int_list(opt.get("ellr-t"));
+  ro.ellr_column_groups = int_list(opt.get("ellr-split"));
   ro.max_products = opt.real("max-products", ro.max_products);
   ro.reference_work = opt.real("reference-work", ro.reference_work);
   ro.seed = static_cast<std::uint64_t>(opt.number("seed", static_cast<long long>(ro.seed)));

@@ -23,7 +23,7 @@
 
 #define SPADE_KERNELS_ELLR_SPMM(T, LX, LY)                                                         \
   template ellr_spmv_launch ellr_spmm<T, LX, LY>(T, const ellr<T, gpu>&, const dense<T, gpu, LX>&, \
-                                                 T, dense<T, gpu, LY>&, int);
+                                                 T, dense<T, gpu, LY>&, int, int);
 
 /// Everything ellr_spmv.cu defines, for scalar T.
 #define SPADE_KERNELS_ELLR_INSTANTIATIONS(T)                                               \

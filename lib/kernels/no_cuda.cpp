@@ -51,7 +51,7 @@ ellr_spmv_launch ellr_spmv(T, const ellr<T, gpu>&, const vector<T, gpu>&, T, vec
 }
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T, const ellr<T, gpu>&, const dense<T, gpu, LX>&, T, dense<T, gpu, LY>&,
-                           int) {
+                           int, int) {
   no_cuda("ellr_spmm");
 }
 std::string hash_spgemm_report::describe() const {

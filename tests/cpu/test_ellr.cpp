@@ -884,3 +884,45 @@ TEST_CASE("ELLR-T threads per row: fill 3/4 of the device up to the mean, more f
   CHECK(ellr_threads_per_row(0, 0.0, h100) == 1);
   CHECK(ellr_threads_per_row(100, 0.0, h100) == 1);
 }
+
+TEST_CASE("ellr_spmm splits 8 columns of X over 2 threads only at one thread per row") {
+  using spade::detail::ellr_column_groups;
+  // A row-major X of 8 columns in 16-byte rows, one thread per row: two threads of 4 columns.
+  CHECK(ellr_column_groups(1, 8, true) == 2);
+  // More threads per row, fewer columns, or rows not of whole 16-byte vectors: no split.
+  CHECK(ellr_column_groups(2, 8, true) == 1);
+  CHECK(ellr_column_groups(32, 8, true) == 1);
+  for (const int vectors : {1, 2, 3, 4, 5, 6, 7})
+    CHECK(ellr_column_groups(1, vectors, true) == 1);
+  CHECK(ellr_column_groups(1, 8, false) == 1);
+  // The bound on threads per row is the device's tuning.
+  spade::thresholds& t = spade::tuning();
+  const int saved = t.ellr_split_max_threads_per_row;
+  t.ellr_split_max_threads_per_row = 4;
+  CHECK(ellr_column_groups(4, 8, true) == 2);
+  CHECK(ellr_column_groups(8, 8, true) == 1);
+  t.ellr_split_max_threads_per_row = saved;
+}
+
+TEST_CASE("ellr_spmm halves the threads per row for 8 columns of double from 8 threads on") {
+  using spade::detail::ellr_spmm_threads_per_row;
+  CHECK(ellr_spmm_threads_per_row(8, 8, true, true) == 4);
+  CHECK(ellr_spmm_threads_per_row(16, 8, true, true) == 8);
+  CHECK(ellr_spmm_threads_per_row(32, 8, true, true) == 16);
+  // Fewer threads, float, other widths, or rows not of whole 16-byte vectors: as given.
+  CHECK(ellr_spmm_threads_per_row(4, 8, true, true) == 4);
+  CHECK(ellr_spmm_threads_per_row(1, 8, true, true) == 1);
+  CHECK(ellr_spmm_threads_per_row(16, 8, true, false) == 16);
+  for (const int vectors : {1, 2, 3, 4, 5, 6, 7})
+    CHECK(ellr_spmm_threads_per_row(16, vectors, true, true) == 16);
+  CHECK(ellr_spmm_threads_per_row(16, 8, false, true) == 16);
+  // The bound is the device's tuning; 0 turns the halving off.
+  spade::thresholds& t = spade::tuning();
+  const int saved = t.ellr_fp64_halve_threads_from;
+  t.ellr_fp64_halve_threads_from = 16;
+  CHECK(ellr_spmm_threads_per_row(8, 8, true, true) == 8);
+  CHECK(ellr_spmm_threads_per_row(16, 8, true, true) == 8);
+  t.ellr_fp64_halve_threads_from = 0;
+  CHECK(ellr_spmm_threads_per_row(32, 8, true, true) == 32);
+  t.ellr_fp64_halve_threads_from = saved;
+}

@@ -543,13 +543,17 @@ TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_s
 
 namespace {
 
-// Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY, checked against the reference;
-// also how it ran: one pass of 1, 2, 4 or 8 vectors; row-major X read with 16-byte loads at 4
-// or 8 columns (and 2 in double), in element pairs at every other width from 2 (odd widths:
-// rows starting on and off a pair boundary), col-major X one element at a time.
+// Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY with X's columns split over
+// `column_groups` threads (0: as ellr_spmm chooses), checked against the reference; also how it
+// ran: one pass of 1, 2, 4 or 8 vectors; unsplit, row-major X read with 16-byte loads at 4 or 8
+// columns (and 2 in double), in element pairs at every other width from 2 (odd widths: rows
+// starting on and off a pair boundary), col-major X one element at a time; split, each thread's
+// piece of a row-major X with 16-byte loads when every piece is whole such vectors, in pairs
+// when pieces of 2 cover an even width, else (and col-major X) one element at a time.
 template <class T, class LX, class LY>
 void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
-                const product_reference& ref, int threads_per_row, scaling s, splitmix64& rng) {
+                const product_reference& ref, int threads_per_row, int column_groups, scaling s,
+                splitmix64& rng) {
   const index_t n = x_host.cols();
   constexpr bool x_row_major = std::is_same_v<LX, row_major>;
   constexpr bool y_row_major = std::is_same_v<LY, row_major>;
@@ -557,6 +561,7 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
   CAPTURE(x_row_major);
   CAPTURE(y_row_major);
   CAPTURE(threads_per_row);
+  CAPTURE(column_groups);
   CAPTURE(s.alpha);
   CAPTURE(s.beta);
   const spade::dense<T, cpu, LY> y0 =
@@ -564,13 +569,35 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
   const spade::dense<T, gpu, LX> x = spade::to_gpu(x_host);
   spade::dense<T, gpu, LY> y = spade::to_gpu(y0);
   const spade::device::ellr_spmv_launch launch =
-      spade::device::ellr_spmm(T(s.alpha), e, x, T(s.beta), y, threads_per_row);
+      spade::device::ellr_spmm(T(s.alpha), e, x, T(s.beta), y, threads_per_row, column_groups);
   if (e.rows() > 0) {
-    if (threads_per_row > 0) CHECK(launch.threads_per_row == threads_per_row);
-    CHECK(launch.vectors_per_pass == (n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8));
-    const bool wide = x_row_major && (n == 4 || n == 8 || (sizeof(T) == 8 && n == 2));
+    if (threads_per_row > 0) {
+      CHECK(launch.threads_per_row == threads_per_row);
+    } else if (e.lanes() > 1) {
+      // The layout's lanes, halved for 8 columns of double in 16-byte rows from 8 lanes on.
+      const bool halved = sizeof(T) == 8 && x_row_major && n == 8 && e.lanes() >= 8;
+      CHECK(launch.threads_per_row == (halved ? e.lanes() / 2 : e.lanes()));
+    }
+    const int pass = n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
+    CHECK(launch.vectors_per_pass == pass);
+    if (column_groups > 0) {
+      CHECK(launch.column_groups == column_groups);
+    } else {
+      // Split in two only for a row-major X of 8 columns at one thread per row.
+      CHECK(launch.column_groups == (x_row_major && n == 8 && launch.threads_per_row == 1 ? 2 : 1));
+    }
+    const int groups = launch.column_groups;
+    bool wide = false, paired = false;
+    if (groups == 1) {
+      wide = x_row_major && (n == 4 || n == 8 || (sizeof(T) == 8 && n == 2));
+      paired = x_row_major && n > 1 && !wide;
+    } else {
+      const int piece = pass / groups;
+      wide = x_row_major && n == pass && (piece * sizeof(T)) % 16 == 0;
+      paired = x_row_major && !wide && piece == 2 && n % 2 == 0;
+    }
     CHECK(launch.wide_loads == wide);
-    CHECK(launch.paired_loads == (x_row_major && n > 1 && !wide));
+    CHECK(launch.paired_loads == paired);
   }
   const spade::dense<T, cpu, LY> got = spade::to_cpu(y);
   REQUIRE(got.rows() == e.rows());
@@ -586,13 +613,20 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
 template <class T, class LX>
 void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
                       const product_reference& ref, splitmix64& rng) {
-  // Fewer, as many and more threads per row than the pass has vectors (4 or 8): the row's sums
-  // are reduce-scattered over them, each thread ending with a share of the columns.
-  for (const int threads : {0, 1, 2, 4, 8, 32})
+  const index_t n = x_host.cols();
+  const int pass = n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
+  // {threads per row, column groups}: fewer, as many and more threads per row than the pass has
+  // vectors (4 or 8), the row's sums reduce-scattered over them, each thread ending with a share
+  // of the columns; the split ellr_spmm chooses (0), none (1), and forced splits of 2 and 4.
+  const std::pair<int, int> runs[] = {{0, 0}, {1, 0}, {2, 0}, {4, 0},  {8, 0}, {32, 0}, {0, 1},
+                                      {2, 1}, {8, 1}, {4, 2}, {16, 2}, {1, 4}, {8, 4}};
+  for (const auto& [threads, groups] : runs) {
+    if (groups > 1 && 2 * groups > pass) continue;  // a split needs 2 columns a thread
     for (const scaling s : scalings) {
-      check_spmm<T, LX, row_major>(e, x_host, ref, threads, s, rng);
-      check_spmm<T, LX, col_major>(e, x_host, ref, threads, s, rng);
+      check_spmm<T, LX, row_major>(e, x_host, ref, threads, groups, s, rng);
+      check_spmm<T, LX, col_major>(e, x_host, ref, threads, groups, s, rng);
     }
+  }
 }
 
 }  // namespace
@@ -614,8 +648,8 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, eac
   for (const auto& [name, a] : matrices) {
     CAPTURE(name);
     const spade::csr<T, gpu> g = spade::to_gpu(a);
-    for (const ellr_layout& layout :
-         {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{4, 8}, ellr_layout{32, 1024, 4}}) {
+    for (const ellr_layout& layout : {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{4, 8},
+                                      ellr_layout{32, 1024, 4}, ellr_layout{0, 0, 8}}) {
       const std::string layout_name = layout_text(layout);
       CAPTURE(layout_name);
       const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
@@ -655,6 +689,14 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b_col, T(0), c_rows), spade::dimension_mismatch);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c, 3), spade::invalid_matrix);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b_col, T(0), c_col, 3), spade::invalid_matrix);
+  // Column splits: 1, 2 or 4 threads, each keeping 2 columns or more, a row within a warp.
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c, 0, 3), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c, 0, 8), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c, 0, 4), spade::invalid_matrix);  // 4 columns
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b, T(0), c, 32, 2), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b_col, T(0), c_col, 0, -1), spade::invalid_matrix);
+  spade::dense<T, gpu> b2(6, 2), c2(10, 2);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b2, T(0), c2, 0, 2), spade::invalid_matrix);
   spade::dense<T, gpu> b9(6, 9), c9(10, 9);
   spade::dense<T, gpu, col_major> b9_col(6, 9), c9_col(10, 9);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b9, T(0), c9), spade::dimension_mismatch);
@@ -663,7 +705,7 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad
 
   // Still usable afterwards: X of 8 columns, the most one pass takes.
   const auto x8 = random_matrix<T, row_major>(6, 8, rng);
-  check_spmm<T, row_major, row_major>(e, x8, reference_product(a, x8), 0, scalings[0], rng);
+  check_spmm<T, row_major, row_major>(e, x8, reference_product(a, x8), 0, 0, scalings[0], rng);
 }
 
 // ---- the planner ------------------------------------------------------------------------------
