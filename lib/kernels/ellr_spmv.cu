@@ -319,8 +319,7 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
                           int vectors, bool x_row_major, int threads_per_row, int column_groups,
                           context& ctx) {
   const cudaStream_t stream = detail::stream_of(ctx);
-  const bool chosen_threads = threads_per_row == 0;
-  if (chosen_threads) threads_per_row = default_threads_per_row(a, ctx);
+  if (threads_per_row == 0) threads_per_row = default_threads_per_row(a, ctx);
   if (threads_per_row < 1 || threads_per_row > detail::ellr_max_lanes ||
       (threads_per_row & (threads_per_row - 1)) != 0)
     throw invalid_matrix("ellr_spmv: " + std::to_string(threads_per_row) +
@@ -331,9 +330,6 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
   // X row-major in rows of whole 16-byte vectors, as many columns as the pass carries.
   const bool wide_rows = x_row_major && vectors == pass && pass % per_load == 0 &&
                          x_row % per_load == 0 && aligned_to(x, 16);
-  if (chosen_threads)
-    threads_per_row =
-        detail::ellr_spmm_threads_per_row(threads_per_row, vectors, wide_rows, sizeof(T) == 8);
   if (column_groups == 0)
     column_groups = detail::ellr_column_groups(threads_per_row, vectors, wide_rows);
   if ((column_groups != 1 && column_groups != 2 && column_groups != 4) ||

@@ -903,26 +903,3 @@ TEST_CASE("ellr_spmm splits 8 columns of X over 2 threads only at one thread per
   CHECK(ellr_column_groups(8, 8, true) == 1);
   t.ellr_split_max_threads_per_row = saved;
 }
-
-TEST_CASE("ellr_spmm halves the threads per row for 8 columns of double from 8 threads on") {
-  using spade::detail::ellr_spmm_threads_per_row;
-  CHECK(ellr_spmm_threads_per_row(8, 8, true, true) == 4);
-  CHECK(ellr_spmm_threads_per_row(16, 8, true, true) == 8);
-  CHECK(ellr_spmm_threads_per_row(32, 8, true, true) == 16);
-  // Fewer threads, float, other widths, or rows not of whole 16-byte vectors: as given.
-  CHECK(ellr_spmm_threads_per_row(4, 8, true, true) == 4);
-  CHECK(ellr_spmm_threads_per_row(1, 8, true, true) == 1);
-  CHECK(ellr_spmm_threads_per_row(16, 8, true, false) == 16);
-  for (const int vectors : {1, 2, 3, 4, 5, 6, 7})
-    CHECK(ellr_spmm_threads_per_row(16, vectors, true, true) == 16);
-  CHECK(ellr_spmm_threads_per_row(16, 8, false, true) == 16);
-  // The bound is the device's tuning; 0 turns the halving off.
-  spade::thresholds& t = spade::tuning();
-  const int saved = t.ellr_fp64_halve_threads_from;
-  t.ellr_fp64_halve_threads_from = 16;
-  CHECK(ellr_spmm_threads_per_row(8, 8, true, true) == 8);
-  CHECK(ellr_spmm_threads_per_row(16, 8, true, true) == 8);
-  t.ellr_fp64_halve_threads_from = 0;
-  CHECK(ellr_spmm_threads_per_row(32, 8, true, true) == 32);
-  t.ellr_fp64_halve_threads_from = saved;
-}

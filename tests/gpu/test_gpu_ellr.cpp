@@ -574,9 +574,7 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
     if (threads_per_row > 0) {
       CHECK(launch.threads_per_row == threads_per_row);
     } else if (e.lanes() > 1) {
-      // The layout's lanes, halved for 8 columns of double in 16-byte rows from 8 lanes on.
-      const bool halved = sizeof(T) == 8 && x_row_major && n == 8 && e.lanes() >= 8;
-      CHECK(launch.threads_per_row == (halved ? e.lanes() / 2 : e.lanes()));
+      CHECK(launch.threads_per_row == e.lanes());  // the layout's lanes
     }
     const int pass = n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
     CHECK(launch.vectors_per_pass == pass);

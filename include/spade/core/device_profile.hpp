@@ -93,7 +93,6 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("ellr_lanes_max_resident_share", t.ellr_lanes_max_resident_share);
   visit("ellr_lanes_min_entries_per_lane", t.ellr_lanes_min_entries_per_lane);
   visit("ellr_split_max_threads_per_row", t.ellr_split_max_threads_per_row);
-  visit("ellr_fp64_halve_threads_from", t.ellr_fp64_halve_threads_from);
   visit("spmm_alg2_min_columns", t.spmm_alg2_min_columns);
   visit("spmm_alg2_min_elements", t.spmm_alg2_min_elements);
   visit("spmm_alg2_min_elements_fp64", t.spmm_alg2_min_elements_fp64);

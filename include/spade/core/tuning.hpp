@@ -149,9 +149,6 @@ struct thresholds {
   /// ellr_spmm splits a row's 8 columns of X over 2 threads when a row has at most this many
   /// threads (detail::ellr_column_groups, formats/ellr.hpp).
   int ellr_split_max_threads_per_row = 1;
-  /// ellr_spmm halves the layout's threads per row for 8 columns of double in 16-byte rows when
-  /// they are at least this many (detail::ellr_spmm_threads_per_row; 0: never).
-  int ellr_fp64_halve_threads_from = 8;
   /// cusparseSpMM's algorithm when a direct device::spmm caller asks for
   /// spmm_algorithm::automatic, and for planned products (detail::planned_spmm_algorithm, which
   /// follows a `spade tune` "cusparse" entry first for a matrix it measured, then applies these

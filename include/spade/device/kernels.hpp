@@ -72,8 +72,7 @@ ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>&
                            vector<T, gpu>& y, int threads_per_row = 0);
 
 /// Y = alpha·A·X + beta·Y for X with at most ellr_max_vectors columns, either layout: one pass
-/// over A for all columns; `threads_per_row` as for ellr_spmv, except that 0 halves them for 8
-/// columns of double in 16-byte rows from 8 threads on (detail::ellr_spmm_threads_per_row). X's
+/// over A for all columns, `threads_per_row` as for ellr_spmv. X's
 /// rows are read with 16-byte loads when X is row-major with 4 or 8 aligned columns (2 in double),
 /// else in element pairs when it is row-major (an odd width takes one single load per row besides),
 /// else one element at a time. `column_groups` (1, 2 or 4; at most half the pass's vectors and 32 /

@@ -70,25 +70,14 @@ inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t
   return t;
 }
 
-/// Threads per row ellr_spmm runs when the caller gives none and the layout (or
-/// ellr_threads_per_row) gives `threads`: halved for 8 columns of double read in 16-byte loads
-/// (`wide_rows`) once they are at least spade::tuning().ellr_fp64_halve_threads_from (8), else
-/// `threads`. A thread then walks twice the entries but each row's 8 sums meet over half the
-/// shuffles (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: real set fp64 at N = 8 1.036×
-/// geomean, EX5 0.84 → 1.07, cage10 0.93 → 1.11; it lost in float and at 5–7 columns).
-inline int ellr_spmm_threads_per_row(int threads, int vectors, bool wide_rows, bool fp64) {
-  const int from = tuning().ellr_fp64_halve_threads_from;
-  return fp64 && wide_rows && vectors == 8 && from > 0 && threads >= from ? threads / 2 : threads;
-}
-
 /// Threads that split one row's columns of X when ellr_spmm runs with `threads_per_row` threads
 /// per row on X of `vectors` columns (`wide_rows`: row-major, rows of whole 16-byte vectors): 2,
 /// each summing 4 columns, for 8 columns at up to
 /// spade::tuning().ellr_split_max_threads_per_row (1) thread per row, else 1. A thread that walks
 /// a whole row alone then carries half the sums and reads half of each X row, its neighbour the
-/// other half of the same row (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: the four
-/// matrices run at one thread per row, 1.01–1.29× faster at N = 8; the split lost at 3–7
-/// columns, and on the matrices of 2 or more threads per row but one).
+/// other half of the same row (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: at N = 8
+/// 1.01–1.35× faster on the four matrices it was fitted on, 1.07–1.73× on the seven held-out
+/// ones; the split lost at 3–7 columns, and on the matrices of more threads per row but one).
 inline int ellr_column_groups(int threads_per_row, int vectors, bool wide_rows) {
   return wide_rows && vectors == 8 && threads_per_row <= tuning().ellr_split_max_threads_per_row
              ? 2
