@@ -331,7 +331,7 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
   const bool wide_rows = x_row_major && vectors == pass && pass % per_load == 0 &&
                          x_row % per_load == 0 && aligned_to(x, 16);
   if (column_groups == 0)
-    column_groups = detail::ellr_column_groups(threads_per_row, vectors, wide_rows);
+    column_groups = detail::ellr_column_groups(threads_per_row, vectors, wide_rows, sizeof(T) == 8);
   if ((column_groups != 1 && column_groups != 2 && column_groups != 4) ||
       (column_groups > 1 && 2 * column_groups > pass) ||
       threads_per_row * column_groups > detail::ellr_max_lanes)

@@ -885,21 +885,31 @@ TEST_CASE("ELLR-T threads per row: fill 3/4 of the device up to the mean, more f
   CHECK(ellr_threads_per_row(100, 0.0, h100) == 1);
 }
 
-TEST_CASE("ellr_spmm splits 8 columns of X over 2 threads only at one thread per row") {
+TEST_CASE(
+    "ellr_spmm splits 8 columns of X over 2 threads: 1 thread per row in float, 16 in double") {
   using spade::detail::ellr_column_groups;
-  // A row-major X of 8 columns in 16-byte rows, one thread per row: two threads of 4 columns.
-  CHECK(ellr_column_groups(1, 8, true) == 2);
-  // More threads per row, fewer columns, or rows not of whole 16-byte vectors: no split.
-  CHECK(ellr_column_groups(2, 8, true) == 1);
-  CHECK(ellr_column_groups(32, 8, true) == 1);
-  for (const int vectors : {1, 2, 3, 4, 5, 6, 7})
-    CHECK(ellr_column_groups(1, vectors, true) == 1);
-  CHECK(ellr_column_groups(1, 8, false) == 1);
-  // The bound on threads per row is the device's tuning.
+  // A row-major X of 8 columns in 16-byte rows: two threads of 4 columns each, at one thread per
+  // row in float and up to 16 in double.
+  CHECK(ellr_column_groups(1, 8, true, false) == 2);
+  CHECK(ellr_column_groups(2, 8, true, false) == 1);
+  CHECK(ellr_column_groups(1, 8, true, true) == 2);
+  CHECK(ellr_column_groups(16, 8, true, true) == 2);
+  CHECK(ellr_column_groups(32, 8, true, true) == 1);
+  // Fewer columns, or rows not of whole 16-byte vectors: no split.
+  for (const int vectors : {1, 2, 3, 4, 5, 6, 7}) {
+    CHECK(ellr_column_groups(1, vectors, true, false) == 1);
+    CHECK(ellr_column_groups(4, vectors, true, true) == 1);
+  }
+  CHECK(ellr_column_groups(1, 8, false, false) == 1);
+  CHECK(ellr_column_groups(4, 8, false, true) == 1);
+  // The bounds are the device's tuning.
   spade::thresholds& t = spade::tuning();
-  const int saved = t.ellr_split_max_threads_per_row;
+  const spade::thresholds saved = t;
   t.ellr_split_max_threads_per_row = 4;
-  CHECK(ellr_column_groups(4, 8, true) == 2);
-  CHECK(ellr_column_groups(8, 8, true) == 1);
-  t.ellr_split_max_threads_per_row = saved;
+  t.ellr_split_max_threads_per_row_fp64 = 2;
+  CHECK(ellr_column_groups(4, 8, true, false) == 2);
+  CHECK(ellr_column_groups(8, 8, true, false) == 1);
+  CHECK(ellr_column_groups(2, 8, true, true) == 2);
+  CHECK(ellr_column_groups(4, 8, true, true) == 1);
+  t = saved;
 }

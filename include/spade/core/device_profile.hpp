@@ -93,6 +93,7 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("ellr_lanes_max_resident_share", t.ellr_lanes_max_resident_share);
   visit("ellr_lanes_min_entries_per_lane", t.ellr_lanes_min_entries_per_lane);
   visit("ellr_split_max_threads_per_row", t.ellr_split_max_threads_per_row);
+  visit("ellr_split_max_threads_per_row_fp64", t.ellr_split_max_threads_per_row_fp64);
   visit("spmm_alg2_min_columns", t.spmm_alg2_min_columns);
   visit("spmm_alg2_min_elements", t.spmm_alg2_min_elements);
   visit("spmm_alg2_min_elements_fp64", t.spmm_alg2_min_elements_fp64);

@@ -147,8 +147,9 @@ struct thresholds {
   double ellr_lanes_max_resident_share = 0.75;
   double ellr_lanes_min_entries_per_lane = 32.0;
   /// ellr_spmm splits a row's 8 columns of X over 2 threads when a row has at most this many
-  /// threads (detail::ellr_column_groups, formats/ellr.hpp).
+  /// threads, in float and in double (detail::ellr_column_groups, formats/ellr.hpp; at most 16).
   int ellr_split_max_threads_per_row = 1;
+  int ellr_split_max_threads_per_row_fp64 = 16;
   /// cusparseSpMM's algorithm when a direct device::spmm caller asks for
   /// spmm_algorithm::automatic, and for planned products (detail::planned_spmm_algorithm, which
   /// follows a `spade tune` "cusparse" entry first for a matrix it measured, then applies these

@@ -77,7 +77,8 @@ ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>&
 /// else in element pairs when it is row-major (an odd width takes one single load per row besides),
 /// else one element at a time. `column_groups` (1, 2 or 4; at most half the pass's vectors and 32 /
 /// threads per row) threads split X's columns, each reading and summing its own piece of the pass;
-/// 0: detail::ellr_column_groups (2 for 8 columns of a row-major X at one thread per row, else 1).
+/// 0: detail::ellr_column_groups (2 for 8 columns of a row-major X at one thread per row in float,
+/// up to 16 in double, else 1).
 /// Throws dimension_mismatch for wider X, invalid_matrix for a split it cannot make.
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,

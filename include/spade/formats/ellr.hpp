@@ -71,17 +71,18 @@ inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t
 }
 
 /// Threads that split one row's columns of X when ellr_spmm runs with `threads_per_row` threads
-/// per row on X of `vectors` columns (`wide_rows`: row-major, rows of whole 16-byte vectors): 2,
-/// each summing 4 columns, for 8 columns at up to
-/// spade::tuning().ellr_split_max_threads_per_row (1) thread per row, else 1. A thread that walks
-/// a whole row alone then carries half the sums and reads half of each X row, its neighbour the
-/// other half of the same row (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: at N = 8
-/// 1.01–1.35× faster on the four matrices it was fitted on, 1.07–1.73× on the seven held-out
-/// ones; the split lost at 3–7 columns, and on the matrices of more threads per row but one).
-inline int ellr_column_groups(int threads_per_row, int vectors, bool wide_rows) {
-  return wide_rows && vectors == 8 && threads_per_row <= tuning().ellr_split_max_threads_per_row
-             ? 2
-             : 1;
+/// per row on X of `vectors` columns (`wide_rows`: row-major, rows of whole 16-byte vectors;
+/// `fp64`: of double): 2, each summing 4 columns, for 8 columns at up to
+/// spade::tuning().ellr_split_max_threads_per_row (1) thread per row in float and
+/// ellr_split_max_threads_per_row_fp64 (16) in double, else 1. Each thread then carries half the
+/// sums and reads half of each X row, its neighbour the other half of the same row
+/// (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: at one thread per row faster on every
+/// matrix in both precisions; at 2–16 threads per row faster in double and not in float; slower
+/// at 3–7 columns).
+inline int ellr_column_groups(int threads_per_row, int vectors, bool wide_rows, bool fp64) {
+  const auto& t = tuning();
+  const int most = fp64 ? t.ellr_split_max_threads_per_row_fp64 : t.ellr_split_max_threads_per_row;
+  return wide_rows && vectors == 8 && threads_per_row <= most ? 2 : 1;
 }
 
 /// Throws invalid_matrix unless `layout` is one a conversion can make (`call` names it).
