@@ -62,6 +62,26 @@ inline std::string gcoo_name(index_t n, double sparsity) {
   return text;
 }
 
+/// A generated circuit (spade::generate::circuit): `rows` rows of `mean` entries, `long_rows` of
+/// them `long_length` long.
+struct circuit_case {
+  const char* name;
+  index_t rows;
+  double mean;
+  index_t long_rows, long_length;
+  bool quick = false;  // part of --quick
+};
+
+template <class T>
+void add_circuit(std::vector<matrix_case<T>>& cases, const circuit_case& c, std::uint64_t seed) {
+  cases.push_back({"circuit", c.name,
+                   [c, seed] {
+                     return spade::generate::circuit<T>(c.rows, c.mean, c.long_rows, c.long_length,
+                                                        seed);
+                   },
+                   c.quick});
+}
+
 template <class T>
 std::vector<matrix_case<T>> matrix_set(const set_options& o) {
   namespace fs = std::filesystem;
@@ -108,20 +128,10 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
     // Circuit simulation: short rows, hub columns, a few supply-net rows. 1.6 M at 4.8 per row
     // is G3_circuit's size, the class where the planner lost to cuSPARSE (issue 17), so it is
     // quick; 1 M at 3 and 4 M at 6 bracket it (≈ 3.0, 7.7 and 24 M entries).
-    struct circuit_case {
-      const char* name;
-      index_t rows;
-      double mean;
-      index_t long_rows, long_length;
-      bool quick;
-    };
     for (const auto& c : {circuit_case{"circuit_1M_3", 1000000, 3.0, 4, 1000, false},
                           circuit_case{"circuit_1.6M_4.8", 1600000, 4.8, 8, 2000, true},
                           circuit_case{"circuit_4M_6", 4000000, 6.0, 16, 5000, false}})
-      cases.push_back(
-          {"circuit", c.name,
-           [c, seed] { return gen::circuit<T>(c.rows, c.mean, c.long_rows, c.long_length, seed); },
-           c.quick});
+      add_circuit(cases, c, seed);
     for (index_t n : {4000, 8000, 14000})
       for (double s : {0.9, 0.98, 0.99, 0.995, 0.999, 0.9995}) {
         const bool quick = (n == 4000 && s == 0.99) || (n == 14000 && s == 0.999);
@@ -192,20 +202,8 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
                           rmat_case{15, 16, true, false}, rmat_case{16, 4, false, false},
                           rmat_case{16, 8, true, true}, rmat_case{17, 8, false, false}})
       add_rmat(g);
-    struct circuit_case {
-      const char* name;
-      index_t rows;
-      double mean;
-      index_t long_rows, long_length;
-    };
-    auto add_circuit = [&](const circuit_case& c) {
-      cases.push_back(
-          {"circuit", c.name,
-           [c, seed] { return gen::circuit<T>(c.rows, c.mean, c.long_rows, c.long_length, seed); },
-           false});
-    };
-    add_circuit({"circuit_12k_4", 12000, 4.0, 4, 400});
-    add_circuit({"circuit_40k_6", 40000, 6.0, 8, 1500});
+    add_circuit(cases, {"circuit_12k_4", 12000, 4.0, 4, 400}, seed);
+    add_circuit(cases, {"circuit_40k_6", 40000, 6.0, 8, 1500}, seed);
     // Added after the small-graph ALG1 rule was fitted on the graphs above and the real set
     // (docs/benchmarks/spmm-alg1-small-graphs-2026-11-28.md), as its unseen check: five R-MAT
     // graphs, a small circuit with a few long rows and one with many.
@@ -213,8 +211,8 @@ std::vector<matrix_case<T>> matrix_set(const set_options& o) {
                           rmat_case{13, 16, false, false}, rmat_case{13, 32, true, false},
                           rmat_case{14, 16, true, false}})
       add_rmat(g);
-    add_circuit({"circuit_6k_3", 6000, 3.0, 4, 300});
-    add_circuit({"circuit_10k_5_hubs", 10000, 5.0, 150, 200});
+    add_circuit(cases, {"circuit_6k_3", 6000, 3.0, 4, 300}, seed);
+    add_circuit(cases, {"circuit_10k_5_hubs", 10000, 5.0, 150, 200}, seed);
   }
   std::vector<matrix_case<T>> kept;
   for (auto& c : cases)
