@@ -911,5 +911,9 @@ TEST_CASE(
   CHECK(ellr_column_groups(8, 8, true, false) == 1);
   CHECK(ellr_column_groups(2, 8, true, true) == 2);
   CHECK(ellr_column_groups(4, 8, true, true) == 1);
+  // A bound past 16 still keeps a split row within a warp.
+  t.ellr_split_max_threads_per_row_fp64 = 32;
+  CHECK(ellr_column_groups(16, 8, true, true) == 2);
+  CHECK(ellr_column_groups(32, 8, true, true) == 1);
   t = saved;
 }

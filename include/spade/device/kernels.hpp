@@ -72,14 +72,14 @@ ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>&
                            vector<T, gpu>& y, int threads_per_row = 0);
 
 /// Y = alpha·A·X + beta·Y for X with at most ellr_max_vectors columns, either layout: one pass
-/// over A for all columns, `threads_per_row` as for ellr_spmv. X's
-/// rows are read with 16-byte loads when X is row-major with 4 or 8 aligned columns (2 in double),
-/// else in element pairs when it is row-major (an odd width takes one single load per row besides),
-/// else one element at a time. `column_groups` (1, 2 or 4; at most half the pass's vectors and 32 /
-/// threads per row) threads split X's columns, each reading and summing its own piece of the pass;
-/// 0: detail::ellr_column_groups (2 for 8 columns of a row-major X at one thread per row in float,
-/// up to 16 in double, else 1).
-/// Throws dimension_mismatch for wider X, invalid_matrix for a split it cannot make.
+/// over A for all columns, `threads_per_row` as for ellr_spmv. X's rows are read with 16-byte
+/// loads when X is row-major with 4 or 8 aligned columns (2 in double), else in element pairs
+/// when it is row-major (an odd width takes one single load per row besides), else one element
+/// at a time. `column_groups` (1, 2 or 4; at most half the pass's vectors and 32 / threads per
+/// row) threads split X's columns, each reading and summing its own piece of the pass; 0:
+/// detail::ellr_column_groups (2 for 8 columns of a row-major X at one thread per row in float,
+/// up to 16 in double, else 1). Throws dimension_mismatch for wider X, invalid_matrix for a split
+/// it cannot make.
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
                            dense<T, gpu, LY>& y, int threads_per_row = 0, int column_groups = 0);

@@ -82,7 +82,11 @@ inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t
 inline int ellr_column_groups(int threads_per_row, int vectors, bool wide_rows, bool fp64) {
   const auto& t = tuning();
   const int most = fp64 ? t.ellr_split_max_threads_per_row_fp64 : t.ellr_split_max_threads_per_row;
-  return wide_rows && vectors == 8 && threads_per_row <= most ? 2 : 1;
+  // A row's threads, split, must still share a warp, whatever the tuning says.
+  return wide_rows && vectors == 8 && threads_per_row <= most &&
+                 2 * threads_per_row <= ellr_max_lanes
+             ? 2
+             : 1;
 }
 
 /// Throws invalid_matrix unless `layout` is one a conversion can make (`call` names it).
