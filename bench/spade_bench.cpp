@@ -710,8 +710,7 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
   // that layout with T threads ("tT") and on the same slices with T lanes ("iT"); per listed G,
   // with X's columns split over G threads at the planner's threads per row ("gG") and at each
   // listed T ("tTgG"; "iTgG" on T lanes; splits the kernel takes only); each checked like the
-  // gcoo kernel, then
-  // timed kernel-only (ellr_variants).
+  // gcoo kernel, then timed kernel-only (ellr_variants).
   if (r.check == "ok" && (!ro.ellr_threads.empty() || !ro.ellr_column_groups.empty()) &&
       n <= plan::ellr_max_vectors) {
     try {
@@ -735,9 +734,8 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
       r.ellr_ms = timed(e, 0, 0, "ellr_spmm");
       r.ellr_ratio = r.base.median / r.ellr_ms;
       // The splits ellr_spmm takes at `threads` per row (it throws on the others).
-      const int pass = n <= 2 ? 2 : n <= 4 ? 4 : 8;
       auto splittable = [&](int threads, int groups) {
-        return groups == 1 || (2 * groups <= pass && threads * groups <= 32);
+        return detail::ellr_split_possible(threads, groups, static_cast<int>(n));
       };
       for (const int g : ro.ellr_column_groups)
         if (splittable(launch.threads_per_row, g))

@@ -325,16 +325,14 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     throw invalid_matrix("ellr_spmv: " + std::to_string(threads_per_row) +
                          " threads per row; choose 1, 2, 4, 8, 16 or 32");
   // The pass carries 1, 2, 4 or 8 sums (the reduce-scatter halves them).
-  const int pass = vectors == 1 ? 1 : vectors <= 2 ? 2 : vectors <= 4 ? 4 : 8;
+  const int pass = detail::ellr_pass_vectors(vectors);
   constexpr std::int64_t per_load = 16 / sizeof(T);
   // X row-major in rows of whole 16-byte vectors, as many columns as the pass carries.
   const bool wide_rows = x_row_major && vectors == pass && pass % per_load == 0 &&
                          x_row % per_load == 0 && aligned_to(x, 16);
   if (column_groups == 0)
     column_groups = detail::ellr_column_groups(threads_per_row, vectors, wide_rows, sizeof(T) == 8);
-  if ((column_groups != 1 && column_groups != 2 && column_groups != 4) ||
-      (column_groups > 1 && 2 * column_groups > pass) ||
-      threads_per_row * column_groups > detail::ellr_max_lanes)
+  if (!detail::ellr_split_possible(threads_per_row, column_groups, vectors))
     throw invalid_matrix("ellr_spmm: " + std::to_string(column_groups) + " column groups with " +
                          std::to_string(threads_per_row) + " threads per row and " +
                          std::to_string(vectors) +

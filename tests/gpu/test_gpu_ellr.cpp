@@ -543,6 +543,12 @@ TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_s
 
 namespace {
 
+// The pass ellr_spmm should run for X of n columns: the narrowest of 1, 2, 4 or 8 that holds
+// them (written out here, not taken from the library, so the launch is checked against it).
+int expected_pass(index_t n) {
+  return n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
+}
+
 // Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY with X's columns split over
 // `column_groups` threads (0: as ellr_spmm chooses), checked against the reference; also how it
 // ran: one pass of 1, 2, 4 or 8 vectors; unsplit, row-major X read with 16-byte loads at 4 or 8
@@ -576,7 +582,7 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
     } else if (e.lanes() > 1) {
       CHECK(launch.threads_per_row == e.lanes());  // the layout's lanes
     }
-    const int pass = n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
+    const int pass = expected_pass(n);
     CHECK(launch.vectors_per_pass == pass);
     if (column_groups > 0) {
       CHECK(launch.column_groups == column_groups);
@@ -615,7 +621,7 @@ template <class T, class LX>
 void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
                       const product_reference& ref, splitmix64& rng) {
   const index_t n = x_host.cols();
-  const int pass = n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
+  const int pass = expected_pass(n);
   // {threads per row, column groups}: fewer, as many and more threads per row than the pass has
   // vectors (4 or 8), the row's sums reduce-scattered over them, each thread ending with a share
   // of the columns; the split ellr_spmm chooses (0), none (1), and forced splits of 2 and 4.

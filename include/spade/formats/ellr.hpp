@@ -70,6 +70,22 @@ inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t
   return t;
 }
 
+/// Sums one pass of ellr_spmm carries for X of `vectors` columns (1 to plan::ellr_max_vectors): 1,
+/// 2, 4 or 8, the kernel's register tiles; a narrower X leaves the rest of its pass idle.
+inline int ellr_pass_vectors(int vectors) {
+  return vectors <= 1 ? 1 : vectors <= 2 ? 2 : vectors <= 4 ? 4 : 8;
+}
+
+/// Whether ellr_spmm can split X's `vectors` columns over `column_groups` threads at
+/// `threads_per_row` threads per row: 1 always; 2 or 4 when each group keeps at least 2 columns of
+/// the pass and the row's threads still share a warp.
+inline bool ellr_split_possible(int threads_per_row, int column_groups, int vectors) {
+  if (column_groups == 1) return true;
+  return (column_groups == 2 || column_groups == 4) &&
+         2 * column_groups <= ellr_pass_vectors(vectors) &&
+         threads_per_row * column_groups <= ellr_max_lanes;
+}
+
 /// Threads that split one row's columns of X when ellr_spmm runs with `threads_per_row` threads
 /// per row on X of `vectors` columns (`wide_rows`: row-major, rows of whole 16-byte vectors;
 /// `fp64`: of double): 2, each summing 4 columns, for 8 columns at up to
