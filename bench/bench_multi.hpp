@@ -252,15 +252,18 @@ int command_multi(const options& opt, run_options& ro) {
     const auto ga = to_gpu(m.a);
     const auto gx = to_gpu(random_vector<T>(m.a.cols(), 7));
     const auto gb = to_gpu(random_dense<T>(m.a.cols(), width, 8));
-    double single_spmv = 0, single_spmm = 0, single_spgemm = 0;
+    double single_spmv = 0, single_spmm = 0, single_spgemm = 0, single_transpose = 0;
     if (m.spgemm) {
       single_spgemm = wall_median_ms([&] { csr<T, gpu> c = ga * ga; }, sync_default, warmups, reps);
     } else {
       single_spmv =
           wall_median_ms([&] { vector<T, gpu> y = ga * gx; }, sync_default, warmups, reps);
       single_spmm = wall_median_ms([&] { dense<T, gpu> y = ga * gb; }, sync_default, warmups, reps);
+      // The transpose each part runs, uncached (transpose(ga) would be cached on ga).
+      single_transpose = wall_median_ms([&] { csr<T, gpu> t = device::transpose(ga); },
+                                        sync_default, warmups, reps);
     }
-    double one_spmv = 0, one_spmm = 0, one_spgemm = 0;
+    double one_spmv = 0, one_spmm = 0, one_spgemm = 0, one_transpose = 0;
     for (const cluster& where : clusters) {
       const auto da = distribute(m.a, where);
       const auto sync = [&] { detail::synchronize(where); };
@@ -297,6 +300,9 @@ int command_multi(const options& opt, run_options& ro) {
       record(
           "spmm" + std::to_string(width), [&] { dense<T, multi_gpu> y = da * db; }, single_spmm,
           one_spmm);
+      record(
+          "transpose", [&] { csr<T, multi_gpu> t = spade::transpose(da); }, single_transpose,
+          one_transpose);
       if (where.size() > 1) {
         if (opt.has("explain")) {
           std::printf("%s\n%s\n", spade::explain(da * dx).c_str(), spade::explain(da * db).c_str());

@@ -564,6 +564,13 @@ __global__ void add_to_indices_kernel(index_t* p, std::int64_t count, std::int64
     p[t] = static_cast<index_t>(p[t] + delta);
 }
 
+__global__ void copy_strided_kernel(const index_t* __restrict__ src, std::int64_t stride,
+                                    std::int64_t count, index_t* __restrict__ dst) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < count;
+       t += std::int64_t{gridDim.x} * blockDim.x)
+    dst[t] = src[t * stride];
+}
+
 // out_ptr[i + 1] = the length of row idx[i]; out_ptr[0] = 0 (a scan then makes them pointers).
 __global__ void gather_row_lengths_kernel(const index_t* __restrict__ ptr,
                                           const index_t* __restrict__ idx, index_t count,
@@ -638,6 +645,16 @@ void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t de
   add_to_indices_kernel<<<blocks_for(n, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
       p, n, delta);
   SPADE_CHECK_LAUNCH("rebasing received row pointers");
+}
+
+void copy_strided(context& ctx, const index_t* src, std::size_t stride, std::size_t count,
+                  index_t* dst) {
+  if (count == 0) return;
+  const device_guard on(ctx.properties().ordinal);
+  const auto n = static_cast<std::int64_t>(count);
+  copy_strided_kernel<<<blocks_for(n, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+      src, static_cast<std::int64_t>(stride), n, dst);
+  SPADE_CHECK_LAUNCH("picking the merged row pointers of a transpose");
 }
 
 std::int64_t gather_row_pointers(context& ctx, const index_t* ptr, const index_t* idx,

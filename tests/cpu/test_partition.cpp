@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <set>
 #include <spade/formats/partition.hpp>
 #include <spade/spade.hpp>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -472,4 +474,85 @@ TEST_CASE("row exchange: a distributed A*B (SpGEMM) simulated part by part equal
   CHECK_THROWS_AS(spade::detail::stack_rows(std::vector<csr_d>{a}, b.cols()),
                   spade::dimension_mismatch);
   CHECK(spade::detail::stack_rows(std::vector<csr_d>{}, 3).rows() == 0);
+}
+
+TEST_CASE("transpose all-to-all: a distributed transpose simulated part by part equals the whole") {
+  // What lib and distributed.hpp do on the GPUs, on the host: part p transposes its block; the
+  // rows of that transpose that part q owns (transpose_partition) go to q, their columns moved
+  // to A's row numbers; q stacks the slices in part order and gathers the stack's rows in
+  // interleaved_rows order, its row pointers every parts-th gathered one. The expectation is
+  // written out here, entry by entry.
+  CHECK(spade::detail::interleaved_rows(3, 2) == std::vector<index_t>{0, 2, 4, 1, 3, 5});
+  CHECK(spade::detail::interleaved_rows(1, 3) == std::vector<index_t>{0, 1, 2});
+  CHECK(spade::detail::interleaved_rows(4, 0).empty());
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const csr_d matrices[] = {random_matrix(64, 64, 0.08, 2, 30, seed),
+                            random_matrix(57, 64, 0.07, 2, 30, seed + 1),
+                            random_matrix(64, 45, 0.08, 1, 20, seed + 2),
+                            csr_d(0, 0),
+                            csr_d(7, 0),
+                            csr_d(0, 5)};
+  for (const csr_d& a : matrices) {
+    CAPTURE(a.rows());
+    CAPTURE(a.cols());
+    // Aᵀ by hand: the entries of each column of A, in row order.
+    std::vector<std::vector<std::pair<index_t, double>>> columns(
+        static_cast<std::size_t>(a.cols()));
+    for (index_t r = 0; r < a.rows(); ++r)
+      for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k)
+        columns[static_cast<std::size_t>(a.col_idx()[k])].push_back({r, a.values()[k]});
+    for (const index_t parts : {1, 2, 4, 9, 80}) {
+      CAPTURE(parts);
+      const row_partition rows = spade::detail::partition_by_entries(a, parts);
+      const row_partition to = spade::detail::transpose_partition(rows, a.cols());
+      check_shape(to, a.cols(), parts);
+      if (a.rows() == a.cols()) {
+        CHECK(to == rows);
+      } else {
+        for (index_t q = 0; q < parts; ++q)
+          CHECK(std::abs(to.size(q) - a.cols() / parts) <= 1);
+      }
+      // Each part's transposed block, columns local to the block.
+      std::vector<csr_d> flipped;
+      for (index_t p = 0; p < parts; ++p) {
+        const csr_d block = spade::rows(a, rows.begin(p), rows.size(p));
+        flipped.push_back(csr_d(spade::transpose(block)));
+      }
+      for (index_t q = 0; q < parts; ++q) {
+        CAPTURE(q);
+        std::vector<index_t> mine(static_cast<std::size_t>(to.size(q)));
+        for (index_t i = 0; i < to.size(q); ++i)
+          mine[static_cast<std::size_t>(i)] = to.begin(q) + i;
+        std::vector<csr_d> slices;
+        for (index_t p = 0; p < parts; ++p) {
+          csr_d slice = spade::detail::gather_rows(flipped[static_cast<std::size_t>(p)], mine);
+          std::vector<index_t> col = slice.col_idx();
+          for (auto& c : col)
+            c += rows.begin(p);
+          slices.emplace_back(spade::unchecked, slice.rows(), a.rows(), slice.row_ptr(),
+                              std::move(col), slice.values());
+        }
+        const csr_d stack = spade::detail::stack_rows(slices, a.rows());
+        REQUIRE(stack.rows() == parts * to.size(q));
+        const csr_d gathered =
+            spade::detail::gather_rows(stack, spade::detail::interleaved_rows(parts, to.size(q)));
+        std::vector<index_t> ptr;
+        for (index_t i = 0; i <= to.size(q); ++i)
+          ptr.push_back(gathered.row_ptr()[static_cast<std::size_t>(i * parts)]);
+        std::vector<index_t> want_ptr{0}, want_col;
+        std::vector<double> want_val;
+        for (index_t c = to.begin(q); c < to.end(q); ++c) {
+          for (const auto& [r, v] : columns[static_cast<std::size_t>(c)]) {
+            want_col.push_back(r);
+            want_val.push_back(v);
+          }
+          want_ptr.push_back(static_cast<index_t>(want_col.size()));
+        }
+        CHECK(ptr == want_ptr);
+        CHECK(gathered.col_idx() == want_col);
+        CHECK(gathered.values() == want_val);
+      }
+    }
+  }
 }

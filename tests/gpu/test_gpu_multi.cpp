@@ -302,6 +302,83 @@ TEST_CASE_TEMPLATE("multi_gpu SpGEMM has the single-GPU pattern and close values
   });
 }
 
+/// Aᵀ on the host, written out here: entry (r, c) of A goes to row c of Aᵀ in the order of r.
+template <class T>
+spade::csr<T, cpu> host_transpose(const spade::csr<T, cpu>& a) {
+  std::vector<index_t> ptr(static_cast<std::size_t>(a.cols()) + 1, 0);
+  for (const index_t c : a.col_idx())
+    ++ptr[static_cast<std::size_t>(c) + 1];
+  for (std::size_t i = 1; i < ptr.size(); ++i)
+    ptr[i] += ptr[i - 1];
+  std::vector<index_t> col(a.col_idx().size());
+  std::vector<T> val(a.values().size());
+  std::vector<index_t> next(ptr.begin(), ptr.end() - 1);
+  for (index_t r = 0; r < a.rows(); ++r)
+    for (index_t k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k) {
+      const auto at = static_cast<std::size_t>(next[static_cast<std::size_t>(a.col_idx()[k])]++);
+      col[at] = r;
+      val[at] = a.values()[k];
+    }
+  return spade::csr<T, cpu>(a.cols(), a.rows(), std::move(ptr), std::move(col), std::move(val));
+}
+
+TEST_CASE_TEMPLATE("multi_gpu transposes: the host transpose bit for bit, and in expressions", T,
+                   float, double) {
+  if (spade::testing::no_device("multi_gpu tests")) return;
+  const auto seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng(seed);
+  over_clusters_and_shapes<T>(rng, [&](const auto& where, const shape& s, const auto& plain,
+                                       const auto&) {
+    // A NaN, a -0 and a stored zero among the values: a transpose copies them, bit for bit.
+    auto a = plain;
+    if (a.nnz() >= 3) {
+      a.values()[0] = std::numeric_limits<T>::quiet_NaN();
+      a.values()[1] = T(-0.0);
+      a.values()[2] = T(0);
+    }
+    const auto da = spade::distribute(a, where);
+    const spade::csr<T, multi_gpu> dt = spade::transpose(da);
+    CHECK(dt.rows() == s.cols);
+    CHECK(dt.cols() == s.rows);
+    CHECK(dt.nnz() == a.nnz());
+    // Square: split like A; else equal blocks.
+    REQUIRE(dt.partition().parts() == where.size());
+    if (s.rows == s.cols) {
+      CHECK(dt.partition() == da.partition());
+    } else {
+      for (int p = 0; p < where.size(); ++p)
+        CHECK(std::abs(dt.partition().size(p) - s.cols / where.size()) <= 1);
+    }
+    spade::testing::check_same(spade::gather(dt), host_transpose(a));
+    // Twice: A again, split like A's columns' partition of the transpose.
+    spade::testing::check_same(spade::gather(spade::csr<T, multi_gpu>(spade::transpose(dt))), a);
+    if (s.rows == 0 || s.cols == 0) return;
+    // Aᵀ·x with x split like A's rows, against the host product of the host transpose.
+    const auto dp = spade::distribute(plain, where);
+    const auto x_host = nonzero_values<T>(s.rows, rng);
+    const auto dx = spade::distribute(spade::vector<T, cpu>(x_host), dp);
+    const spade::vector<T, multi_gpu> y = spade::transpose(dp) * dx;
+    std::vector<double> want, scale;
+    host_product(host_transpose(plain), std::vector<double>(x_host.begin(), x_host.end()), 1, want,
+                 scale);
+    check_close(spade::gather(y).values(), want, scale, 2.0 * (s.rows + 2));
+    // A + Aᵀ (square: split alike) against the host's, and a transposed product.
+    if (s.rows == s.cols) {
+      const spade::csr<T, multi_gpu> sym = dp + spade::transpose(dp);
+      const spade::csr<T, cpu> want_sym = plain + host_transpose(plain);
+      const auto got_sym = spade::gather(sym);
+      CHECK(got_sym.row_ptr() == want_sym.row_ptr());
+      CHECK(got_sym.col_idx() == want_sym.col_idx());
+      CHECK(got_sym.values() == want_sym.values());  // one rounding each side: the same
+      const spade::csr<T, multi_gpu> ata = spade::transpose(dp * dp);
+      const auto single =
+          spade::to_cpu(spade::csr<T, gpu>(spade::to_gpu(plain) * spade::to_gpu(plain)));
+      CHECK(spade::gather(ata).col_idx() == host_transpose(single).col_idx());
+    }
+  });
+}
+
 TEST_CASE_TEMPLATE("multi_gpu element-wise trees, sums and reductions run part by part", T, float,
                    double) {
   if (spade::testing::no_device("multi_gpu tests")) return;
@@ -474,6 +551,11 @@ TEST_CASE("explain shows the partition and each communication step") {
   CHECK(contains(axpy, "no communication"));
   const std::string spgemm = spade::explain(da * da);
   CHECK(contains(spgemm, "each owner gathers them from B_q"));
+  const std::string flip = spade::explain(spade::transpose(da));
+  CHECK(contains(flip, "multi_gpu transpose over"));
+  CHECK(contains(flip, "(like A's: A is square)"));
+  CHECK(contains(flip, "all-to-all"));
+  CHECK(contains(spade::explain(da + spade::transpose(da)), "products and transposes evaluated"));
   // The stencil's few remote entries keep SpMM overlapped; half of a random matrix's entries
   // read the other part's rows, so its SpMM with 4 fp64 columns (32-byte rows) runs stacked,
   // its SpMV (one value a row) and SpMM with 17 columns (136 bytes) overlapped.

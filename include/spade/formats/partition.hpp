@@ -329,4 +329,28 @@ csr<T, cpu> stack_rows(const std::vector<csr<T, cpu>>& pieces, index_t cols) {
   return csr<T, cpu>(unchecked, rows, cols, std::move(ptr), std::move(col), std::move(val));
 }
 
+/// How a distributed transpose splits Aᵀ's rows (A's columns) over the parts of A's row
+/// partition `rows`: like A's rows when A is square, so Aᵀ combines part by part with A and with
+/// vectors split like A (A + Aᵀ, Aᵀ·x), else `cols` rows in equal blocks.
+inline row_partition transpose_partition(const row_partition& rows, index_t cols) {
+  if (rows.rows() == cols) return rows;
+  return balanced_rows(std::vector<std::int64_t>(static_cast<std::size_t>(cols) + 1, 0),
+                       rows.parts());
+}
+
+/// The order in which one part of a distributed transpose merges what it received: `parts`
+/// slices of `rows` rows each, stacked slice after slice in part order (slice p: part p's
+/// entries in these rows). Row i of the merged block is stack rows i, rows + i, 2·rows + i, …:
+/// the result lists them so, and gathering the stack's rows in this order leaves row i's
+/// entries together, from part 0's columns to the last part's (sorted: part p's columns are A's
+/// rows of part p). The merged row i starts at the gathered pointer i · parts.
+inline std::vector<index_t> interleaved_rows(index_t parts, index_t rows) {
+  std::vector<index_t> order;
+  order.reserve(static_cast<std::size_t>(parts) * static_cast<std::size_t>(rows));
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t p = 0; p < parts; ++p)
+      order.push_back(p * rows + i);
+  return order;
+}
+
 }  // namespace spade::detail

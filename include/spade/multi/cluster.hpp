@@ -147,6 +147,10 @@ void scatter_add_rows(context& ctx, const T* src, index_t count, index_t width, 
                       T* dst, index_t dst_rows, bool row_major);
 /// p[i] += delta for i < count, on ctx's stream (rebasing received row pointers).
 void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta);
+/// dst[i] = src[i · stride] for i < count, on ctx's stream (a transpose's merged row pointers,
+/// every `stride`-th of the interleaved slices' pointers).
+void copy_strided(context& ctx, const index_t* src, std::size_t stride, std::size_t count,
+                  index_t* dst);
 /// Rows idx[0..count) of a csr with row pointers `ptr` (a part's rows that SpGEMM sends):
 /// out_ptr (count + 1 entries) gets their row pointers as one csr, from 0, on ctx's stream; the
 /// entries they hold are read back and returned (synchronises ctx's stream).

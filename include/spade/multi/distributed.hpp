@@ -22,6 +22,7 @@
 #include "spade/core/expression.hpp"
 #include "spade/core/scalar.hpp"
 #include "spade/core/space.hpp"
+#include "spade/device/kernels.hpp"
 #include "spade/eval/evaluate.hpp"
 #include "spade/eval/explain.hpp"
 #include "spade/expr/cwise.hpp"
@@ -1122,6 +1123,125 @@ void distributed_spgemm(const csr<T, multi_gpu>& a, const csr<T, multi_gpu>& b,
                         all_part_counts(where, nnz));
 }
 
+// ---- transposes: an all-to-all of the entries ------------------------------------------------
+
+/// C = Aᵀ for a multi_gpu csr A, C's rows split by transpose_partition (like A's when A is
+/// square). Part p transposes its block (device::transpose: A.cols() × its rows, columns local);
+/// the rows of that transpose that part q owns are one contiguous slice, which p sends to q
+/// (row pointers, columns, values: one NCCL group, after one exchange of the slices' sizes); q
+/// stacks the slices in part order, moves each slice's columns to A's row numbers, and gathers
+/// the stack's rows interleaved (interleaved_rows), which merges them with the columns still
+/// sorted. Every entry moves once; a cluster of one copies its slice locally, through the same
+/// merge. Values are copied, never computed, so Aᵀ is exact bit for bit (NaN, −0, stored zeros).
+template <scalar T>
+void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
+  const cluster& where = a.cluster();
+  const auto parts = static_cast<std::size_t>(where.size());
+  const std::size_t slots = a.local_parts();
+  const row_partition& from = a.partition();  // A's rows: the columns of Aᵀ
+  const row_partition to = transpose_partition(from, a.cols());
+  std::vector<csr<T, gpu>> flipped(slots);
+  // [slot][2q]: entries sent to part q, [slot][2q + 1]: the first of them (its row pointer).
+  std::vector<std::vector<std::int64_t>> sent(slots, std::vector<std::int64_t>(2 * parts, 0));
+  for_each_part(where, false, [&](std::size_t s, int me) {
+    flipped[s] = device::transpose(a.slot(s));
+    context& ctx = where.context_of(me);
+    std::vector<index_t> at(parts + 1, 0);
+    for (std::size_t q = 0; q <= parts; ++q)
+      ctx.copy_to_host(&at[q], flipped[s].row_ptr().data() + to.first[q], sizeof(index_t));
+    for (std::size_t q = 0; q < parts; ++q) {
+      sent[s][2 * q] = at[q + 1] - at[q];
+      sent[s][2 * q + 1] = at[q];
+    }
+  });
+  const auto received = exchange_counts(where, sent);
+  std::vector<device_buffer<index_t>> stack_ptr(slots), stack_col(slots);
+  std::vector<device_buffer<T>> stack_val(slots);
+  std::vector<std::vector<std::int64_t>> stack_base(slots);  // [slot][p]: first entry from p
+  std::vector<part_exchange> exchange(slots);
+  for_each_part(where, false, [&](std::size_t s, int me) {
+    const csr<T, gpu>& own = flipped[s];
+    context& ctx = where.context_of(me);
+    const auto rows = static_cast<std::size_t>(to.size(me));
+    stack_base[s].assign(parts, 0);
+    std::int64_t total = 0;
+    for (std::size_t p = 0; p < parts; ++p) {
+      stack_base[s][p] = total;
+      total += received[s][2 * p];
+    }
+    stack_ptr[s] = device_buffer<index_t>(parts * rows + 1, ctx);
+    stack_col[s] = device_buffer<index_t>(static_cast<std::size_t>(total), ctx);
+    stack_val[s] = device_buffer<T>(static_cast<std::size_t>(total), ctx);
+    ctx.fill_zero(stack_ptr[s].data(), sizeof(index_t));
+    exchange[s].part = me;
+    for (std::size_t q = 0; q < parts; ++q) {
+      // To part q: its rows of this part's transpose.
+      const std::size_t q_rows = static_cast<std::size_t>(to.size(static_cast<index_t>(q)));
+      const index_t* ptr = own.row_ptr().data() + to.first[q] + 1;
+      const auto first = static_cast<std::size_t>(sent[s][2 * q + 1]);
+      const auto entries = static_cast<std::size_t>(sent[s][2 * q]);
+      // From part q: its entries in this part's rows.
+      index_t* in_ptr = stack_ptr[s].data() + q * rows + 1;
+      index_t* in_col = stack_col[s].data() + stack_base[s][q];
+      T* in_val = stack_val[s].data() + stack_base[s][q];
+      const auto in_entries = static_cast<std::size_t>(received[s][2 * q]);
+      if (static_cast<int>(q) == me) {
+        if (rows) ctx.copy_on_device(in_ptr, ptr, rows * sizeof(index_t));
+        if (entries) {
+          ctx.copy_on_device(in_col, own.col_idx().data() + first, entries * sizeof(index_t));
+          ctx.copy_on_device(in_val, own.values().data() + first, entries * sizeof(T));
+        }
+        continue;
+      }
+      const int peer = static_cast<int>(q);
+      exchange[s].sends.push_back({peer, ptr, q_rows * sizeof(index_t)});
+      exchange[s].sends.push_back({peer, own.col_idx().data() + first, entries * sizeof(index_t)});
+      exchange[s].sends.push_back({peer, own.values().data() + first, entries * sizeof(T)});
+      exchange[s].receives.push_back({peer, in_ptr, rows * sizeof(index_t)});
+      exchange[s].receives.push_back({peer, in_col, in_entries * sizeof(index_t)});
+      exchange[s].receives.push_back({peer, in_val, in_entries * sizeof(T)});
+    }
+  });
+  post_exchange(where, exchange);
+  join_exchange(where);
+  std::vector<csr<T, gpu>> result(slots);
+  std::vector<std::int64_t> nnz(slots, 0);
+  for_each_part(where, false, [&](std::size_t s, int me) {
+    context& ctx = where.context_of(me);
+    const index_t rows = to.size(me);
+    for (std::size_t p = 0; p < parts; ++p) {
+      // Received pointers count from the sender's first sent entry: rebase them onto the stack;
+      // the columns are rows of part p's block: number them as A's rows.
+      add_to_indices(ctx, stack_ptr[s].data() + p * static_cast<std::size_t>(rows) + 1,
+                     static_cast<std::size_t>(rows), stack_base[s][p] - received[s][2 * p + 1]);
+      add_to_indices(ctx, stack_col[s].data() + stack_base[s][p],
+                     static_cast<std::size_t>(received[s][2 * p]),
+                     from.begin(static_cast<index_t>(p)));
+    }
+    if (rows == 0) {
+      result[s] = csr<T, gpu>(0, a.rows());
+      return;
+    }
+    const auto slices = static_cast<index_t>(parts);
+    const device_buffer<index_t> order(interleaved_rows(slices, rows));
+    device_buffer<index_t> gathered(static_cast<std::size_t>(slices) * rows + 1, ctx);
+    const std::int64_t entries =
+        gather_row_pointers(ctx, stack_ptr[s].data(), order.data(), slices * rows, gathered.data());
+    device_buffer<index_t> ptr(static_cast<std::size_t>(rows) + 1, ctx);
+    device_buffer<index_t> col(static_cast<std::size_t>(entries), ctx);
+    device_buffer<T> val(static_cast<std::size_t>(entries), ctx);
+    if (entries)
+      gather_row_entries(ctx, stack_ptr[s].data(), stack_col[s].data(), stack_val[s].data(),
+                         order.data(), slices * rows, gathered.data(), col.data(), val.data());
+    copy_strided(ctx, gathered.data(), parts, static_cast<std::size_t>(rows) + 1, ptr.data());
+    result[s] =
+        csr<T, gpu>(unchecked, rows, a.rows(), std::move(ptr), std::move(col), std::move(val));
+    nnz[s] = entries;
+  });
+  synchronize(where);  // the stacks and the transposed blocks are freed on return
+  c = csr<T, multi_gpu>(where, to, a.rows(), std::move(result), all_part_counts(where, nnz));
+}
+
 // ---- element-wise trees: the same tree over each part's blocks -------------------------------
 
 template <class E>
@@ -1131,9 +1251,10 @@ inline constexpr bool is_distributed_leaf_v =
 template <class X>
 struct unsupported_on_multi_gpu {
   static_assert(sizeof(X) == 0,
-                "spade: this expression node has no multi_gpu rule yet (transposes, views, "
-                "column scalings, column sums, diagonals, dense-times-anything and "
-                "sparse_view are single-GPU only; docs/multi-gpu.md lists what runs)");
+                "spade: this expression node has no multi_gpu rule yet (transposes of dense "
+                "matrices, views, column scalings, column sums, diagonals, "
+                "dense-times-anything and sparse_view are single-GPU only; docs/multi-gpu.md "
+                "lists what runs)");
   // Converts to anything, so the static_assert above is the only error a user sees.
   template <class Y>
   operator Y() const {
@@ -1170,13 +1291,14 @@ void for_each_leaf(const E& e, F&& f) {
   }
 }
 
-/// e with every product evaluated first (into a multi_gpu temporary it then holds).
+/// e with every product and transpose evaluated first (into a multi_gpu temporary it then
+/// holds): both need communication, the rest runs part by part.
 template <class E>
 decltype(auto) products_evaluated(const E& e);
 
 template <class E>
 constexpr bool holds_product() {
-  if constexpr (expr::is_product_v<E>) {
+  if constexpr (expr::is_product_v<E> || expr::is_transposed_v<E>) {
     return true;
   } else if constexpr (matrix_or_vector<E>) {
     return false;
@@ -1206,7 +1328,7 @@ template <class E>
 decltype(auto) products_evaluated(const E& e) {
   if constexpr (!holds_product<E>()) {
     return (e);
-  } else if constexpr (expr::is_product_v<E>) {
+  } else if constexpr (expr::is_product_v<E> || expr::is_transposed_v<E>) {
     return expr::result_t<E>(e);
   } else if constexpr (expr::is_sum_v<E>) {
     using L = decltype(products_evaluated(e.lhs));
@@ -1348,12 +1470,23 @@ void assign_distributed(Dest& dest, const E& e) {
   static_assert(is_vector_v<Dest> == is_vector_v<R> && is_csr_v<Dest> == is_csr_v<R>,
                 "spade: a multi_gpu expression is assigned to its own result type (a csr to a "
                 "csr, a dense to a dense of any layout, a vector to a vector)");
-  if constexpr (expr::is_product_v<E>) {
+  if constexpr (expr::is_transposed_v<E>) {
+    using I = expr::bare_t<decltype(e.inner)>;
+    if constexpr (!is_csr_v<R>) {
+      unsupported_on_multi_gpu<E>{};
+    } else if constexpr (matrix_or_vector<I>) {
+      distributed_transpose(e.inner, dest);
+    } else {
+      const expr::result_t<I> inner(e.inner);  // transpose(A * B): the product first
+      distributed_transpose(inner, dest);
+    }
+  } else if constexpr (expr::is_product_v<E>) {
     using A = expr::bare_t<decltype(e.lhs)>;
     using B = expr::bare_t<decltype(e.rhs)>;
     if constexpr (!is_csr_v<A>) {
       // A product whose lhs is itself an expression: evaluate it first.
-      if constexpr (expr::is_product_v<A> || expr::is_sum_v<A> || expr::is_scaled_v<A>) {
+      if constexpr (expr::is_product_v<A> || expr::is_sum_v<A> || expr::is_scaled_v<A> ||
+                    expr::is_transposed_v<A>) {
         const expr::result_t<A> lhs(e.lhs);
         assign_distributed(dest,
                            expr::product<const expr::result_t<A>&, decltype(e.rhs)>(lhs, e.rhs));
@@ -1535,9 +1668,37 @@ std::string explain_distributed_product(const csr<T, multi_gpu>& a, const X& x) 
   return text;
 }
 
+template <scalar T>
+std::string explain_distributed_transpose(const csr<T, multi_gpu>& a, bool evaluated_first) {
+  const row_partition to = transpose_partition(a.partition(), a.cols());
+  std::string text = "multi_gpu transpose over " + a.cluster().describe() + "\n";
+  if (evaluated_first) text += "  its operand is evaluated first (a multi_gpu temporary)\n";
+  text += "  rows of A split " + partition_text(a.partition()) + "; rows of the transpose (A's " +
+          "columns) split " + partition_text(to) +
+          (to == a.partition() ? " (like A's: A is square)" : " (equal blocks)") + "\n";
+  text +=
+      "  step 1, each part transposes its block on its GPU (csr2csc): its entries by A's "
+      "column\n"
+      "  step 2, all-to-all (one exchange of sizes, then NCCL grouped send/receive): part p "
+      "sends part q its entries in q's rows of the transpose (row pointers, columns, values); " +
+      std::to_string(a.nnz()) +
+      " entries in all, those a part keeps copied on its GPU\n"
+      "  step 3, each part stacks the slices in part order and gathers their rows interleaved: "
+      "one row's entries from every part, columns sorted; values copied, never computed\n";
+  return text;
+}
+
 template <class E>
 std::string explain_distributed(const E& e) {
-  if constexpr (expr::is_product_v<E>) {
+  if constexpr (expr::is_transposed_v<E> && is_csr_v<expr::result_t<E>>) {
+    using I = expr::bare_t<decltype(e.inner)>;
+    if constexpr (matrix_or_vector<I>) {
+      return explain_distributed_transpose(e.inner, false);
+    } else {
+      const expr::result_t<I> inner(e.inner);
+      return explain_distributed_transpose(inner, true);
+    }
+  } else if constexpr (expr::is_product_v<E>) {
     using A = expr::bare_t<decltype(e.lhs)>;
     using B = expr::bare_t<decltype(e.rhs)>;
     if constexpr (is_csr_v<A> && matrix_or_vector<B>) {
@@ -1554,7 +1715,7 @@ std::string explain_distributed(const E& e) {
                        "; no communication: each part evaluates the same expression over its "
                        "blocks";
     if constexpr (holds_product<E>())
-      text += " (its products evaluated first, each with its own exchange)";
+      text += " (its products and transposes evaluated first, each with its own exchange)";
     text += "\n";
     for (std::size_t s = 0; s < where->my_parts().size(); ++s) {
       if (rows->size(where->my_parts()[s]) == 0) continue;
