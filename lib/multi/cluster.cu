@@ -564,6 +564,14 @@ __global__ void add_to_indices_kernel(index_t* p, std::int64_t count, std::int64
     p[t] = static_cast<index_t>(p[t] + delta);
 }
 
+__global__ void fill_interleaved_rows_kernel(std::int64_t parts, std::int64_t rows,
+                                             index_t* __restrict__ out) {
+  const std::int64_t count = parts * rows;
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < count;
+       t += std::int64_t{gridDim.x} * blockDim.x)
+    out[t] = static_cast<index_t>((t % parts) * rows + t / parts);
+}
+
 __global__ void copy_strided_kernel(const index_t* __restrict__ src, std::int64_t stride,
                                     std::int64_t count, index_t* __restrict__ dst) {
   for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < count;
@@ -645,6 +653,15 @@ void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t de
   add_to_indices_kernel<<<blocks_for(n, ctx), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
       p, n, delta);
   SPADE_CHECK_LAUNCH("rebasing received row pointers");
+}
+
+void fill_interleaved_rows(context& ctx, index_t parts, index_t rows, index_t* out) {
+  const std::int64_t count = std::int64_t{parts} * rows;
+  if (count == 0) return;
+  const device_guard on(ctx.properties().ordinal);
+  fill_interleaved_rows_kernel<<<blocks_for(count, ctx), 256, 0,
+                                 static_cast<cudaStream_t>(ctx.stream())>>>(parts, rows, out);
+  SPADE_CHECK_LAUNCH("ordering a transpose's received rows for the merge");
 }
 
 void copy_strided(context& ctx, const index_t* src, std::size_t stride, std::size_t count,

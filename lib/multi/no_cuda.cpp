@@ -95,6 +95,9 @@ template void scatter_add_rows<double>(context&, const double*, index_t, index_t
 void add_to_indices(context&, index_t*, std::size_t, std::int64_t) {
   no_cuda();
 }
+void fill_interleaved_rows(context&, index_t, index_t, index_t*) {
+  no_cuda();
+}
 void copy_strided(context&, const index_t*, std::size_t, std::size_t, index_t*) {
   no_cuda();
 }

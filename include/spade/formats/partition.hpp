@@ -343,7 +343,9 @@ inline row_partition transpose_partition(const row_partition& rows, index_t cols
 /// entries in these rows). Row i of the merged block is stack rows i, rows + i, 2·rows + i, …:
 /// the result lists them so, and gathering the stack's rows in this order leaves row i's
 /// entries together, from part 0's columns to the last part's (sorted: part p's columns are A's
-/// rows of part p). The merged row i starts at the gathered pointer i · parts.
+/// rows of part p). The merged row i starts at the gathered pointer i · parts. The GPUs make
+/// the same order in place (fill_interleaved_rows); this is its host statement, which the
+/// simulated transpose of tests/cpu/test_partition.cpp runs.
 inline std::vector<index_t> interleaved_rows(index_t parts, index_t rows) {
   std::vector<index_t> order;
   order.reserve(static_cast<std::size_t>(parts) * static_cast<std::size_t>(rows));

@@ -147,6 +147,10 @@ void scatter_add_rows(context& ctx, const T* src, index_t count, index_t width, 
                       T* dst, index_t dst_rows, bool row_major);
 /// p[i] += delta for i < count, on ctx's stream (rebasing received row pointers).
 void add_to_indices(context& ctx, index_t* p, std::size_t count, std::int64_t delta);
+/// out[i · parts + p] = p · rows + i for p < parts, i < rows, on ctx's stream: the order in
+/// which a transpose's part merges the slices it received (formats/partition.hpp's
+/// interleaved_rows, made on the GPU).
+void fill_interleaved_rows(context& ctx, index_t parts, index_t rows, index_t* out);
 /// dst[i] = src[i · stride] for i < count, on ctx's stream (a transpose's merged row pointers,
 /// every `stride`-th of the interleaved slices' pointers).
 void copy_strided(context& ctx, const index_t* src, std::size_t stride, std::size_t count,

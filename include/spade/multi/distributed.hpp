@@ -1143,7 +1143,9 @@ void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
   std::vector<csr<T, gpu>> flipped(slots);
   // [slot][2q]: entries sent to part q, [slot][2q + 1]: the first of them (its row pointer).
   std::vector<std::vector<std::int64_t>> sent(slots, std::vector<std::int64_t>(2 * parts, 0));
-  for_each_part(where, false, [&](std::size_t s, int me) {
+  // On parallel host threads: each part reads its slices' bounds back, and below each part's
+  // merge reads its entry count back.
+  for_each_part(where, true, [&](std::size_t s, int me) {
     flipped[s] = device::transpose(a.slot(s));
     context& ctx = where.context_of(me);
     std::vector<index_t> at(parts + 1, 0);
@@ -1206,7 +1208,7 @@ void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
   join_exchange(where);
   std::vector<csr<T, gpu>> result(slots);
   std::vector<std::int64_t> nnz(slots, 0);
-  for_each_part(where, false, [&](std::size_t s, int me) {
+  for_each_part(where, true, [&](std::size_t s, int me) {
     context& ctx = where.context_of(me);
     const index_t rows = to.size(me);
     for (std::size_t p = 0; p < parts; ++p) {
@@ -1223,7 +1225,8 @@ void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
       return;
     }
     const auto slices = static_cast<index_t>(parts);
-    const device_buffer<index_t> order(interleaved_rows(slices, rows));
+    device_buffer<index_t> order(static_cast<std::size_t>(slices) * rows, ctx);
+    fill_interleaved_rows(ctx, slices, rows, order.data());
     device_buffer<index_t> gathered(static_cast<std::size_t>(slices) * rows + 1, ctx);
     const std::int64_t entries =
         gather_row_pointers(ctx, stack_ptr[s].data(), order.data(), slices * rows, gathered.data());
