@@ -712,7 +712,7 @@ result_row bench_spmm(const matrix_case<T>& mc, const csr<T, cpu>& host, index_t
   // listed T ("tTgG"; "iTgG" on T lanes; splits the kernel takes only); each checked like the
   // gcoo kernel, then timed kernel-only (ellr_variants).
   if (r.check == "ok" && (!ro.ellr_threads.empty() || !ro.ellr_column_groups.empty()) &&
-      n <= plan::ellr_max_vectors) {
+      n <= detail::ellr_max_split_vectors) {
     try {
       auto timed = [&](const ellr<T, gpu>& e, int threads, int groups, const std::string& what) {
         poison(cb.data(), c_bytes, stream);

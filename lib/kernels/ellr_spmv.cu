@@ -1,5 +1,6 @@
 // ELLPACK-R sparse × vector (paper 003) and its variants: T threads per row (ELLR-T), sliced
-// length-sorted storage (SELL-C-σ), and up to 8 right-hand sides in one pass over A.
+// length-sorted storage (SELL-C-σ), and up to 32 right-hand sides in one pass over A (past 8
+// split over 2 or 4 threads of a row).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -319,12 +320,21 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
                           int vectors, bool x_row_major, int threads_per_row, int column_groups,
                           context& ctx) {
   const cudaStream_t stream = detail::stream_of(ctx);
-  if (threads_per_row == 0) threads_per_row = default_threads_per_row(a, ctx);
+  if (threads_per_row == 0) {
+    // The default, fewer where a split (asked for, or needed past 8 columns) would take the
+    // row's threads past a warp.
+    const int groups = column_groups > 0 ? column_groups
+                       : vectors > 8     ? detail::ellr_pass_vectors(vectors) / 8
+                                         : 1;
+    threads_per_row = std::min<int>(default_threads_per_row(a, ctx),
+                                    detail::ellr_max_lanes / std::max(groups, 1));
+  }
   if (threads_per_row < 1 || threads_per_row > detail::ellr_max_lanes ||
       (threads_per_row & (threads_per_row - 1)) != 0)
     throw invalid_matrix("ellr_spmv: " + std::to_string(threads_per_row) +
                          " threads per row; choose 1, 2, 4, 8, 16 or 32");
-  // The pass carries 1, 2, 4 or 8 sums (the reduce-scatter halves them).
+  // The pass carries 1, 2, 4, 8, 16 or 32 sums, at most 8 a thread (the reduce-scatter halves
+  // them).
   const int pass = detail::ellr_pass_vectors(vectors);
   constexpr std::int64_t per_load = 16 / sizeof(T);
   // X row-major in rows of whole 16-byte vectors, as many columns as the pass carries.
@@ -376,12 +386,18 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     const x_reads reads = launch.wide_loads     ? x_reads::wide
                           : launch.paired_loads ? x_reads::paired
                                                 : x_reads::scalar;
-    if (column_groups == 2 && pass == 4)
+    if (column_groups == 2 && piece == 2)
       launch_split<T, 2, 2>(threads_per_row, p, reads, stream);
-    else if (column_groups == 2)
+    else if (column_groups == 2 && piece == 4)
       launch_split<T, 2, 4>(threads_per_row, p, reads, stream);
-    else
+    else if (column_groups == 2)
+      launch_split<T, 2, 8>(threads_per_row, p, reads, stream);
+    else if (piece == 2)
       launch_split<T, 4, 2>(threads_per_row, p, reads, stream);
+    else if (piece == 4)
+      launch_split<T, 4, 4>(threads_per_row, p, reads, stream);
+    else
+      launch_split<T, 4, 8>(threads_per_row, p, reads, stream);
   } else {
     // Row-major X reads whole 16-byte vectors where its rows are exactly that, else element
     // pairs where its rows start on pairs or are odd-sized (one single load covers the parity),
@@ -426,10 +442,10 @@ ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, L
                          "A is " + detail::shape_text(a.rows(), a.cols()) + ", X is " +
                              detail::shape_text(x.rows(), x.cols()) + ", Y is " +
                              detail::shape_text(y.rows(), y.cols()));
-  if (x.cols() > ellr_max_vectors)
-    throw dimension_mismatch("ellr_spmm: X has " + std::to_string(x.cols()) +
-                             " columns; one pass takes at most " +
-                             std::to_string(ellr_max_vectors));
+  if (x.cols() > detail::ellr_max_split_vectors)
+    throw dimension_mismatch(
+        "ellr_spmm: X has " + std::to_string(x.cols()) + " columns; one pass takes at most " +
+        std::to_string(detail::ellr_max_split_vectors) + " (more than 8 only split over threads)");
   if (a.rows() == 0 || x.cols() == 0) return {};
   context& ctx = detail::context_of(a.row_lengths(), a.values(), x.values(), y.values());
   constexpr bool x_rows = std::is_same_v<LX, row_major>;

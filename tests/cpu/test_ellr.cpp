@@ -917,3 +917,38 @@ TEST_CASE(
   CHECK(ellr_column_groups(32, 8, true, true) == 1);
   t = saved;
 }
+
+TEST_CASE(
+    "ellr_spmm past 8 columns: one pass of 16 or 32, only split, at most 8 columns a thread") {
+  using spade::detail::ellr_column_groups;
+  using spade::detail::ellr_pass_vectors;
+  using spade::detail::ellr_split_possible;
+  const std::pair<int, int> passes[] = {{1, 1},  {2, 2},   {3, 4},   {4, 4},   {5, 8},  {8, 8},
+                                        {9, 16}, {16, 16}, {17, 32}, {31, 32}, {32, 32}};
+  for (const auto& [vectors, pass] : passes) {
+    CAPTURE(vectors);
+    CHECK(ellr_pass_vectors(vectors) == pass);
+  }
+  // Past 8 columns: a thread for every 8 of the pass, whatever the layout or the tuning.
+  for (const bool wide : {true, false})
+    for (const bool fp64 : {true, false}) {
+      CHECK(ellr_column_groups(1, 9, wide, fp64) == 2);
+      CHECK(ellr_column_groups(8, 16, wide, fp64) == 2);
+      CHECK(ellr_column_groups(1, 17, wide, fp64) == 4);
+      CHECK(ellr_column_groups(8, 32, wide, fp64) == 4);
+    }
+  // Up to 8 columns: any split keeping 2 columns a thread; past 8: at most 8 columns a thread.
+  CHECK(ellr_split_possible(32, 1, 8));
+  CHECK(ellr_split_possible(16, 2, 8));
+  CHECK_FALSE(ellr_split_possible(16, 4, 8));  // 64 threads a row
+  CHECK_FALSE(ellr_split_possible(1, 4, 4));   // 1 column a thread
+  CHECK_FALSE(ellr_split_possible(1, 3, 8));
+  CHECK_FALSE(ellr_split_possible(1, 1, 16));  // 16 columns in one thread
+  CHECK(ellr_split_possible(16, 2, 16));
+  CHECK(ellr_split_possible(8, 4, 16));
+  CHECK_FALSE(ellr_split_possible(1, 2, 32));
+  CHECK(ellr_split_possible(8, 4, 32));
+  CHECK_FALSE(ellr_split_possible(16, 4, 32));
+  CHECK_FALSE(ellr_split_possible(1, 4, 33));
+  CHECK(spade::detail::ellr_max_split_vectors == 32);
+}

@@ -543,10 +543,16 @@ TEST_CASE_TEMPLATE("every real matrix: gpu csr -> ellr equals the host's, ellr_s
 
 namespace {
 
-// The pass ellr_spmm should run for X of n columns: the narrowest of 1, 2, 4 or 8 that holds
-// them (written out here, not taken from the library, so the launch is checked against it).
+// The pass ellr_spmm should run for X of n columns: the narrowest of 1, 2, 4, 8, 16 or 32 that
+// holds them (written out here, not taken from the library, so the launch is checked against it).
 int expected_pass(index_t n) {
-  return n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : 8;
+  return n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
+}
+
+// The column groups a launch should use: the ones asked for, else one thread per 8 columns past
+// 8 columns (a thread sums at most 8), else 0 (ellr_spmm's own rule, checked apart).
+int expected_groups(index_t n, int column_groups) {
+  return column_groups > 0 ? column_groups : n > 8 ? expected_pass(n) / 8 : 0;
 }
 
 // Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY with X's columns split over
@@ -577,15 +583,17 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
   const spade::device::ellr_spmv_launch launch =
       spade::device::ellr_spmm(T(s.alpha), e, x, T(s.beta), y, threads_per_row, column_groups);
   if (e.rows() > 0) {
+    const int groups_asked = expected_groups(n, column_groups);
     if (threads_per_row > 0) {
       CHECK(launch.threads_per_row == threads_per_row);
     } else if (e.lanes() > 1) {
-      CHECK(launch.threads_per_row == e.lanes());  // the layout's lanes
+      // The layout's lanes, fewer where the split would take a row past a warp.
+      CHECK(launch.threads_per_row == std::min<int>(e.lanes(), 32 / std::max(groups_asked, 1)));
     }
     const int pass = expected_pass(n);
     CHECK(launch.vectors_per_pass == pass);
-    if (column_groups > 0) {
-      CHECK(launch.column_groups == column_groups);
+    if (groups_asked > 0) {
+      CHECK(launch.column_groups == groups_asked);
     } else {
       // Split in two only for a row-major X of 8 columns at one thread per row in float, up to
       // 16 in double.
@@ -670,7 +678,54 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, eac
   }
 }
 
-TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad threads per row",
+TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 9 to 32 in one pass, X's columns split over threads", T,
+                   float, double) {
+  if (no_device("the ellr GPU tests")) return;
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  std::vector<named_csr<T>> matrices;
+  matrices.push_back({"0x5", spade::csr<T, cpu>(0, 5)});
+  matrices.push_back({"1x1", random_csr<T>(1, 1, 1.0, rng)});
+  matrices.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8)});
+  matrices.push_back({"257x95, empty rows", random_csr<T>(257, 95, 0.1, rng, 0.7)});
+  matrices.push_back({"300x2000, one row of 2000",
+                      with_long_rows(random_csr<T>(300, 2000, 0.004, rng), {42}, 2000, rng)});
+  // {threads per row, column groups}: the defaults, forced threads, and forced splits of 2 (8
+  // columns a thread, up to 16 columns) and 4; the ones the kernel cannot make are left out
+  // here and checked to throw in the next case.
+  const std::pair<int, int> runs[] = {{0, 0}, {1, 0}, {2, 0}, {8, 0}, {16, 0},
+                                      {0, 2}, {4, 2}, {0, 4}, {4, 4}, {8, 4}};
+  for (const auto& [name, a] : matrices) {
+    CAPTURE(name);
+    const spade::csr<T, gpu> g = spade::to_gpu(a);
+    for (const ellr_layout& layout :
+         {ellr_layout{}, ellr_layout{32, 1024}, ellr_layout{32, 1024, 4}, ellr_layout{0, 0, 32}}) {
+      const std::string layout_name = layout_text(layout);
+      CAPTURE(layout_name);
+      const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
+      for (const index_t n : {9, 16, 17, 24, 31, 32}) {
+        const auto x_rows = random_matrix<T, row_major>(a.cols(), n, rng);
+        const auto x_cols = random_matrix<T, col_major>(a.cols(), n, rng);
+        const auto ref_rows = reference_product(a, x_rows);
+        const auto ref_cols = reference_product(a, x_cols);
+        for (const auto& [threads, groups] : runs) {
+          const int split = expected_groups(n, groups);
+          const int piece = expected_pass(n) / split;
+          if (piece > 8 || threads * split > 32) continue;
+          const scaling s = scalings[rng.below(scalings.size())];
+          check_spmm<T, row_major, row_major>(e, x_rows, ref_rows, threads, groups, s, rng);
+          check_spmm<T, row_major, col_major>(e, x_rows, ref_rows, threads, groups, s, rng);
+          check_spmm<T, col_major, row_major>(e, x_cols, ref_cols, threads, groups, s, rng);
+          check_spmm<T, col_major, col_major>(e, x_cols, ref_cols, threads, groups, s, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 33, bad threads per row",
                    T, float, double) {
   if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
@@ -704,15 +759,23 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 9, bad
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b_col, T(0), c_col, 0, -1), spade::invalid_matrix);
   spade::dense<T, gpu> b2(6, 2), c2(10, 2);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b2, T(0), c2, 0, 2), spade::invalid_matrix);
-  spade::dense<T, gpu> b9(6, 9), c9(10, 9);
-  spade::dense<T, gpu, col_major> b9_col(6, 9), c9_col(10, 9);
-  CHECK_THROWS_AS(ellr_spmm(T(1), e, b9, T(0), c9), spade::dimension_mismatch);
-  CHECK_THROWS_AS(ellr_spmm(T(1), e, b9_col, T(0), c9_col), spade::dimension_mismatch);
+  // Past 8 columns only split, at most 8 columns a thread, at most 32 columns.
+  spade::dense<T, gpu> b16(6, 16), c16(10, 16), b32(6, 32), c32(10, 32), b33(6, 33), c33(10, 33);
+  spade::dense<T, gpu, col_major> b33_col(6, 33), c33_col(10, 33);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b16, T(0), c16, 0, 1), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 0, 2), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 16, 4), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 16, 0), spade::invalid_matrix);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b33, T(0), c33), spade::dimension_mismatch);
+  CHECK_THROWS_AS(ellr_spmm(T(1), e, b33_col, T(0), c33_col), spade::dimension_mismatch);
+  // The planner still hands ellr at most 8 columns.
   CHECK(spade::device::ellr_max_vectors == 8);
 
-  // Still usable afterwards: X of 8 columns, the most one pass takes.
+  // Still usable afterwards: X of 8 columns, and of 32.
   const auto x8 = random_matrix<T, row_major>(6, 8, rng);
   check_spmm<T, row_major, row_major>(e, x8, reference_product(a, x8), 0, 0, scalings[0], rng);
+  const auto x32 = random_matrix<T, row_major>(6, 32, rng);
+  check_spmm<T, row_major, row_major>(e, x32, reference_product(a, x32), 0, 0, scalings[0], rng);
 }
 
 // ---- the planner ------------------------------------------------------------------------------

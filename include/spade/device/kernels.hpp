@@ -50,7 +50,7 @@ void gcoo_spmm_paper(T alpha, const gcoo<T, gpu>& a, const dense<T, gpu, row_maj
 /// How ellr_spmv / ellr_spmm ran (for explain and the benchmark).
 struct ellr_spmv_launch {
   int threads_per_row = 0;    ///< threads sharing one row (1: the paper's kernel; more: ELLR-T)
-  int vectors_per_pass = 0;   ///< right-hand sides the kernel carries (1, 2, 4 or 8)
+  int vectors_per_pass = 0;   ///< right-hand sides the kernel carries (1, 2, 4, 8, 16 or 32)
   bool wide_loads = false;    ///< X's rows read with 16-byte loads
   bool paired_loads = false;  ///< X's rows read in element pairs (row-major X of other widths)
   /// Threads that split one row's columns of X among them, each summing its own piece of
@@ -71,15 +71,17 @@ template <scalar T>
 ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>& x, T beta,
                            vector<T, gpu>& y, int threads_per_row = 0);
 
-/// Y = alpha·A·X + beta·Y for X with at most ellr_max_vectors columns, either layout: one pass
-/// over A for all columns, `threads_per_row` as for ellr_spmv. X's rows are read with 16-byte
-/// loads when X is row-major with 4 or 8 aligned columns (2 in double), else in element pairs
-/// when it is row-major (an odd width takes one single load per row besides), else one element
-/// at a time. `column_groups` (1, 2 or 4; at most half the pass's vectors and 32 / threads per
-/// row) threads split X's columns, each reading and summing its own piece of the pass; 0:
-/// detail::ellr_column_groups (2 for 8 columns of a row-major X at one thread per row in float,
-/// up to 16 in double, else 1). Throws dimension_mismatch for wider X, invalid_matrix for a split
-/// it cannot make.
+/// Y = alpha·A·X + beta·Y for X with at most detail::ellr_max_split_vectors (32) columns, either
+/// layout: one pass over A for all columns, `threads_per_row` as for ellr_spmv. X's rows are read
+/// with 16-byte loads when X is row-major with 4 or 8 aligned columns (2 in double), else in
+/// element pairs when it is row-major (an odd width takes one single load per row besides), else
+/// one element at a time. `column_groups` (1, 2 or 4) threads split X's columns, each reading and
+/// summing its own piece of the pass: 2 to 8 columns, and at most 32 threads a row in all; 0:
+/// detail::ellr_column_groups (past 8 columns one thread per 8, else 2 for 8 columns of a
+/// row-major X at one thread per row in float, up to 16 in double, else 1). With
+/// threads_per_row 0 the layout's lanes shrink to fit the split in a warp. The planner hands
+/// ellr at most ellr_max_vectors (8) columns (docs/benchmarks/spmm-ellr-wide-2026-11-29.md).
+/// Throws dimension_mismatch for wider X, invalid_matrix for a split it cannot make.
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,
                            dense<T, gpu, LY>& y, int threads_per_row = 0, int column_groups = 0);

@@ -70,19 +70,30 @@ inline index_t ellr_threads_per_row(std::int64_t rows, double mean, std::int64_t
   return t;
 }
 
-/// Sums one pass of ellr_spmm carries for X of `vectors` columns (1 to plan::ellr_max_vectors): 1,
-/// 2, 4 or 8, the kernel's register tiles; a narrower X leaves the rest of its pass idle.
+/// Most columns of X one ellr_spmm pass takes: 8 summed by one thread, 16 or 32 only split
+/// over 2 or 4 threads of at most 8 each (column_groups).
+inline constexpr int ellr_max_split_vectors = 32;
+
+/// Sums one pass of ellr_spmm carries for X of `vectors` columns (1 to ellr_max_split_vectors):
+/// 1, 2, 4, 8, 16 or 32, the kernel's register tiles over its column groups; a narrower X
+/// leaves the rest of its pass idle.
 inline int ellr_pass_vectors(int vectors) {
-  return vectors <= 1 ? 1 : vectors <= 2 ? 2 : vectors <= 4 ? 4 : 8;
+  return vectors <= 1    ? 1
+         : vectors <= 2  ? 2
+         : vectors <= 4  ? 4
+         : vectors <= 8  ? 8
+         : vectors <= 16 ? 16
+                         : 32;
 }
 
 /// Whether ellr_spmm can split X's `vectors` columns over `column_groups` threads at
-/// `threads_per_row` threads per row: 1 always; 2 or 4 when each group keeps at least 2 columns of
-/// the pass and the row's threads still share a warp.
+/// `threads_per_row` threads per row: groups of 1, 2 or 4, each summing at most 8 columns of
+/// the pass and, when split, at least 2, with the row's threads still sharing a warp.
 inline bool ellr_split_possible(int threads_per_row, int column_groups, int vectors) {
-  if (column_groups == 1) return true;
-  return (column_groups == 2 || column_groups == 4) &&
-         2 * column_groups <= ellr_pass_vectors(vectors) &&
+  if (column_groups != 1 && column_groups != 2 && column_groups != 4) return false;
+  if (vectors > ellr_max_split_vectors) return false;
+  const int piece = ellr_pass_vectors(vectors) / column_groups;
+  return piece <= 8 && (column_groups == 1 || piece >= 2) &&
          threads_per_row * column_groups <= ellr_max_lanes;
 }
 
@@ -94,8 +105,11 @@ inline bool ellr_split_possible(int threads_per_row, int column_groups, int vect
 /// sums and reads half of each X row, its neighbour the other half of the same row
 /// (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: at one thread per row faster on every
 /// matrix in both precisions; at 2–16 threads per row faster in double and not in float; slower
-/// at 3–7 columns).
+/// at 3–7 columns). Past 8 columns, one thread for every 8 of the pass (2 for 9–16 columns, 4
+/// for 17–32), the only split that holds them (docs/benchmarks/spmm-ellr-wide-2026-11-29.md).
 inline int ellr_column_groups(int threads_per_row, int vectors, bool wide_rows, bool fp64) {
+  // Past 8 columns a split is the only way: threads of 8 columns each.
+  if (vectors > 8) return ellr_pass_vectors(vectors) / 8;
   const auto& t = tuning();
   const int most = fp64 ? t.ellr_split_max_threads_per_row_fp64 : t.ellr_split_max_threads_per_row;
   // A row's threads, split, must still share a warp, whatever the tuning says.
