@@ -644,6 +644,19 @@ void check_spmm_all_y(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, L
   }
 }
 
+// The ellr_spmm cases' matrices: empty, one entry, odd sizes, empty rows, one row of 2000.
+template <class T>
+std::vector<named_csr<T>> spmm_matrices(splitmix64& rng) {
+  std::vector<named_csr<T>> matrices;
+  matrices.push_back({"0x5", spade::csr<T, cpu>(0, 5)});
+  matrices.push_back({"1x1", random_csr<T>(1, 1, 1.0, rng)});
+  matrices.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8)});
+  matrices.push_back({"257x95, empty rows", random_csr<T>(257, 95, 0.1, rng, 0.7)});
+  matrices.push_back({"300x2000, one row of 2000",
+                      with_long_rows(random_csr<T>(300, 2000, 0.004, rng), {42}, 2000, rng)});
+  return matrices;
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, each way of reading X",
@@ -653,13 +666,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 1 to 8, every layout of X and Y, eac
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  std::vector<named_csr<T>> matrices;
-  matrices.push_back({"0x5", spade::csr<T, cpu>(0, 5)});
-  matrices.push_back({"1x1", random_csr<T>(1, 1, 1.0, rng)});
-  matrices.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8)});
-  matrices.push_back({"257x95, empty rows", random_csr<T>(257, 95, 0.1, rng, 0.7)});
-  matrices.push_back({"300x2000, one row of 2000",
-                      with_long_rows(random_csr<T>(300, 2000, 0.004, rng), {42}, 2000, rng)});
+  const std::vector<named_csr<T>> matrices = spmm_matrices<T>(rng);
   for (const auto& [name, a] : matrices) {
     CAPTURE(name);
     const spade::csr<T, gpu> g = spade::to_gpu(a);
@@ -685,13 +692,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 9 to 32 in one pass, X's columns spl
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   splitmix64 rng{seed};
-  std::vector<named_csr<T>> matrices;
-  matrices.push_back({"0x5", spade::csr<T, cpu>(0, 5)});
-  matrices.push_back({"1x1", random_csr<T>(1, 1, 1.0, rng)});
-  matrices.push_back({"33x31", random_csr<T>(33, 31, 0.3, rng, 0.8)});
-  matrices.push_back({"257x95, empty rows", random_csr<T>(257, 95, 0.1, rng, 0.7)});
-  matrices.push_back({"300x2000, one row of 2000",
-                      with_long_rows(random_csr<T>(300, 2000, 0.004, rng), {42}, 2000, rng)});
+  const std::vector<named_csr<T>> matrices = spmm_matrices<T>(rng);
   // {threads per row, column groups}: the defaults, forced threads, and forced splits of 2 (8
   // columns a thread, up to 16 columns) and 4; the ones the kernel cannot make are left out
   // here and checked to throw in the next case.
