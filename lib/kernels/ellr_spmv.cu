@@ -320,6 +320,10 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
                           int vectors, bool x_row_major, int threads_per_row, int column_groups,
                           context& ctx) {
   const cudaStream_t stream = detail::stream_of(ctx);
+  // A split asked for is checked first: the default threads below are sized by it.
+  if (column_groups != 0 && column_groups != 1 && column_groups != 2 && column_groups != 4)
+    throw invalid_matrix("ellr_spmm: " + std::to_string(column_groups) +
+                         " column groups; choose 1, 2 or 4 (0: ellr_spmm chooses)");
   if (threads_per_row == 0) {
     // The default, fewer where a split (asked for, or needed past 8 columns) would take the
     // row's threads past a warp.
@@ -346,7 +350,7 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     throw invalid_matrix("ellr_spmm: " + std::to_string(column_groups) + " column groups with " +
                          std::to_string(threads_per_row) + " threads per row and " +
                          std::to_string(vectors) +
-                         " columns of X; choose 1, 2 or 4, each group keeping at least 2 of a "
+                         " columns of X; choose 1, 2 or 4, each group keeping 2 to 8 of a "
                          "pass of " +
                          std::to_string(pass) + ", and at most 32 threads per row in all");
   int lane_shift = 0;

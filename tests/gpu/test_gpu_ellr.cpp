@@ -763,7 +763,12 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 33, ba
   // Past 8 columns only split, at most 8 columns a thread, at most 32 columns.
   spade::dense<T, gpu> b16(6, 16), c16(10, 16), b32(6, 32), c32(10, 32), b33(6, 33), c33(10, 33);
   spade::dense<T, gpu, col_major> b33_col(6, 33), c33_col(10, 33);
-  CHECK_THROWS_AS(ellr_spmm(T(1), e, b16, T(0), c16, 0, 1), spade::invalid_matrix);
+  CHECK_THROWS_WITH_AS(ellr_spmm(T(1), e, b16, T(0), c16, 0, 1), doctest::Contains("2 to 8"),
+                       spade::invalid_matrix);
+  // A split it cannot make is named as such, not as the threads it would have sized.
+  CHECK_THROWS_WITH_AS(ellr_spmm(T(1), e, b16, T(0), c16, 0, 3),
+                       doctest::Contains("3 column groups; choose 1, 2 or 4"),
+                       spade::invalid_matrix);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 0, 2), spade::invalid_matrix);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 16, 4), spade::invalid_matrix);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 16, 0), spade::invalid_matrix);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -1157,6 +1158,24 @@ void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
     }
   });
   const auto received = exchange_counts(where, sent);
+  // A part of C is a csr of 32-bit offsets, and its merge orders parts × rows stacked rows; C's
+  // rows are split like A's, not by C's entries, so a part can outgrow them where A's parts fit.
+  // Checked over the whole cluster before anything moves, so that every part throws together.
+  std::vector<double> sizes(slots, 0.0);
+  for (std::size_t s = 0; s < slots; ++s) {
+    std::int64_t total = 0;
+    for (std::size_t p = 0; p < parts; ++p)
+      total += received[s][2 * p];
+    const std::int64_t stacked =
+        static_cast<std::int64_t>(parts) * to.size(where.my_parts()[s]) + 1;
+    sizes[s] = static_cast<double>(std::max(total, stacked));
+  }
+  const double largest = combine_parts(where, sizes, part_combine::max);
+  if (largest > static_cast<double>(std::numeric_limits<index_t>::max()))
+    throw error("transpose of a multi_gpu csr: a part of the result would hold " +
+                std::to_string(static_cast<std::int64_t>(largest)) +
+                " entries or stacked rows, more than a csr's 32-bit offsets take; distribute A "
+                "over more GPUs, or transpose it on the host");
   std::vector<device_buffer<index_t>> stack_ptr(slots), stack_col(slots);
   std::vector<device_buffer<T>> stack_val(slots);
   std::vector<std::vector<std::int64_t>> stack_base(slots);  // [slot][p]: first entry from p
@@ -1206,11 +1225,15 @@ void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
   });
   post_exchange(where, exchange);
   join_exchange(where);
+  // Waits here, under the cluster's timeout and NCCL's error checks: the merge below waits on
+  // the host too, and a peer that failed must not leave it waiting for ever.
+  synchronize(where);
   std::vector<csr<T, gpu>> result(slots);
   std::vector<std::int64_t> nnz(slots, 0);
   for_each_part(where, true, [&](std::size_t s, int me) {
     context& ctx = where.context_of(me);
     const index_t rows = to.size(me);
+    flipped[s] = csr<T, gpu>();  // sent: free before the merge allocates
     for (std::size_t p = 0; p < parts; ++p) {
       // Received pointers count from the sender's first sent entry: rebase them onto the stack;
       // the columns are rows of part p's block: number them as A's rows.
@@ -1236,12 +1259,13 @@ void distributed_transpose(const csr<T, multi_gpu>& a, csr<T, multi_gpu>& c) {
     if (entries)
       gather_row_entries(ctx, stack_ptr[s].data(), stack_col[s].data(), stack_val[s].data(),
                          order.data(), slices * rows, gathered.data(), col.data(), val.data());
+    stack_col[s] = device_buffer<index_t>();  // freed in stream order, after the gather
+    stack_val[s] = device_buffer<T>();
     copy_strided(ctx, gathered.data(), parts, static_cast<std::size_t>(rows) + 1, ptr.data());
     result[s] =
         csr<T, gpu>(unchecked, rows, a.rows(), std::move(ptr), std::move(col), std::move(val));
     nnz[s] = entries;
   });
-  synchronize(where);  // the stacks and the transposed blocks are freed on return
   c = csr<T, multi_gpu>(where, to, a.rows(), std::move(result), all_part_counts(where, nnz));
 }
 
