@@ -325,13 +325,18 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     throw invalid_matrix("ellr_spmm: " + std::to_string(column_groups) +
                          " column groups; choose 1, 2 or 4 (0: ellr_spmm chooses)");
   if (threads_per_row == 0) {
-    // The default, fewer where a split (asked for, or needed past 8 columns) would take the
-    // row's threads past a warp.
-    const int groups = column_groups > 0 ? column_groups
-                       : vectors > 8     ? detail::ellr_pass_vectors(vectors) / 8
-                                         : 1;
-    threads_per_row = std::min<int>(default_threads_per_row(a, ctx),
-                                    detail::ellr_max_lanes / std::max(groups, 1));
+    // The default: fewer where a split asked for would take the row's threads past a warp;
+    // past 8 columns also halved on large matrices (detail::ellr_wide_threads_per_row).
+    const int lanes = default_threads_per_row(a, ctx);
+    if (vectors > 8) {
+      const int groups = column_groups > 0
+                             ? column_groups
+                             : detail::ellr_wide_column_groups(1, vectors, sizeof(T) == 8);
+      const double mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
+      threads_per_row = detail::ellr_wide_threads_per_row(lanes, groups, a.rows(), mean);
+    } else {
+      threads_per_row = std::min<int>(lanes, detail::ellr_max_lanes / std::max(column_groups, 1));
+    }
   }
   if (threads_per_row < 1 || threads_per_row > detail::ellr_max_lanes ||
       (threads_per_row & (threads_per_row - 1)) != 0)

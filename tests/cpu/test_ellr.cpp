@@ -929,14 +929,20 @@ TEST_CASE(
     CAPTURE(vectors);
     CHECK(ellr_pass_vectors(vectors) == pass);
   }
-  // Past 8 columns: a thread for every 8 of the pass, whatever the layout or the tuning.
-  for (const bool wide : {true, false})
+  // Past 8 columns: a thread for every 8 of the pass whatever the layout or the tuning, except
+  // double at 9-16 columns: 4 threads of 4 while the row's threads fit a warp.
+  for (const bool wide : {true, false}) {
+    CHECK(ellr_column_groups(1, 9, wide, false) == 2);
+    CHECK(ellr_column_groups(8, 16, wide, false) == 2);
+    CHECK(ellr_column_groups(16, 16, wide, false) == 2);
+    CHECK(ellr_column_groups(1, 9, wide, true) == 4);
+    CHECK(ellr_column_groups(8, 16, wide, true) == 4);
+    CHECK(ellr_column_groups(16, 16, wide, true) == 2);  // 4 x 16 threads would pass a warp
     for (const bool fp64 : {true, false}) {
-      CHECK(ellr_column_groups(1, 9, wide, fp64) == 2);
-      CHECK(ellr_column_groups(8, 16, wide, fp64) == 2);
       CHECK(ellr_column_groups(1, 17, wide, fp64) == 4);
       CHECK(ellr_column_groups(8, 32, wide, fp64) == 4);
     }
+  }
   // Up to 8 columns: any split keeping 2 columns a thread; past 8: at most 8 columns a thread.
   CHECK(ellr_split_possible(32, 1, 8));
   CHECK(ellr_split_possible(16, 2, 8));
@@ -951,4 +957,37 @@ TEST_CASE(
   CHECK_FALSE(ellr_split_possible(16, 4, 32));
   CHECK_FALSE(ellr_split_possible(1, 4, 33));
   CHECK(spade::detail::ellr_max_split_vectors == 32);
+}
+
+TEST_CASE("ellr_spmm past 8 columns: threads per row within a warp, halved on large matrices") {
+  using spade::detail::ellr_wide_threads_per_row;
+  spade::thresholds& t = spade::tuning();
+  const spade::thresholds saved = t;
+  t = spade::default_thresholds;
+  REQUIRE(t.ellr_wide_half_threads_min_rows == 6000);
+  REQUIRE(t.ellr_wide_half_max_entries_per_thread == 16.0);
+  // Below 6000 rows: the layout's lanes, at most 32 over the groups.
+  CHECK(ellr_wide_threads_per_row(8, 2, 5999, 6.0) == 8);
+  CHECK(ellr_wide_threads_per_row(32, 2, 100, 40.0) == 16);
+  CHECK(ellr_wide_threads_per_row(32, 4, 100, 40.0) == 8);
+  CHECK(ellr_wide_threads_per_row(1, 4, 100, 1.0) == 1);
+  // From 6000 rows: half of that from 4 threads on (never below 2) ...
+  CHECK(ellr_wide_threads_per_row(8, 2, 6000, 6.0) == 4);
+  CHECK(ellr_wide_threads_per_row(4, 2, 49152, 4.0) == 2);
+  CHECK(ellr_wide_threads_per_row(32, 2, 1 << 20, 30.0) == 8);
+  CHECK(ellr_wide_threads_per_row(16, 4, 10000, 13.0) == 4);
+  CHECK(ellr_wide_threads_per_row(2, 2, 65536, 6.0) == 2);
+  CHECK(ellr_wide_threads_per_row(1, 2, 1 << 22, 5.0) == 1);
+  // ... while each thread then walks at most 16 entries of a mean row: 8 threads halved to 4
+  // take rows of up to 64.
+  CHECK(ellr_wide_threads_per_row(8, 4, 8000, 64.0) == 4);
+  CHECK(ellr_wide_threads_per_row(8, 4, 8000, 64.5) == 8);
+  CHECK(ellr_wide_threads_per_row(32, 4, 14000, 1400.0) == 8);
+  // The bounds are the device's tuning.
+  t.ellr_wide_half_threads_min_rows = 100;
+  CHECK(ellr_wide_threads_per_row(8, 2, 100, 6.0) == 4);
+  CHECK(ellr_wide_threads_per_row(8, 2, 99, 6.0) == 8);
+  t.ellr_wide_half_max_entries_per_thread = 1.0;
+  CHECK(ellr_wide_threads_per_row(8, 2, 100, 6.0) == 8);
+  t = saved;
 }

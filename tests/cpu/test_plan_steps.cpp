@@ -323,6 +323,61 @@ TEST_CASE("ellr_spmv's step: width, transposes and the first product") {
   CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
         "N = " + std::to_string(f.facts.vectors) + " > ellr_max_vectors " +
             std::to_string(spade::plan::ellr_max_vectors));
+  // Past 8 columns only 16, of a row-major X, on fewer rows than the device's resident threads.
+  CHECK(spade::plan::ellr_max_vectors == 16);
+  for (const index_t n : {9, 12, 15}) {
+    f.facts.vectors = n;
+    CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
+          "N = " + std::to_string(n) +
+              ": past 8 columns only N = 16 (X's rows whole 16-byte pieces; 9-15 lost to "
+              "cuSPARSE)");
+  }
+  f.facts.vectors = 8;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).ok);
+  f.facts.vectors = 16;
+  f.facts.resident_threads = 270336;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).ok);
+  // The launch explain names: 2 threads of 8 columns in float, 4 of 4 in double, on the
+  // layout's one lane.
+  CHECK(contains(step<kernels::ellr_spmv>::why_chosen<rules::sparse_times_vector>(f.facts),
+                 "16 columns split over 2 threads of 8, 1 per row"));
+  f.facts.lhs.value_bytes = 8;
+  CHECK(contains(step<kernels::ellr_spmv>::why_chosen<rules::sparse_times_vector>(f.facts),
+                 "16 columns split over 4 threads of 4, 1 per row"));
+  f.facts.lhs.value_bytes = 4;
+  f.facts.rhs_col_major = true;
+  const std::string col_major_why =
+      "a col-major X or Y: past 8 columns ellr_spmm reads such an X one element at a time, and it "
+      "was measured on row-major ones only";
+  CHECK(decide<kernels::ellr_spmv>(f.facts).reason == col_major_why);
+  f.facts.vectors = 8;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).ok);  // up to 8 columns either layout
+  f.facts.vectors = 16;
+  f.facts.rhs_col_major = false;
+  f.facts.destination_col_major = true;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).reason == col_major_why);
+  f.facts.destination_col_major = false;
+  f.facts.resident_threads = 1000;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
+        "1000 rows fill the device's 1000 resident threads: past 8 columns gcoo_spmm and "
+        "cuSPARSE ran faster");
+  f.facts.resident_threads = 0;
+  // In double, rows longer than ellr_wide_max_mean_row_fp64 on average decline at 16 columns
+  // only. f's rows hold 5 entries (one 6): lower the bound below that.
+  {
+    const spade::testing::tuning_restorer restore;
+    spade::tuning().ellr_wide_max_mean_row_fp64 = 4.0;
+    CHECK(decide<kernels::ellr_spmv>(f.facts).ok);  // float
+    f.facts.lhs.value_bytes = 8;
+    CHECK(contains(decide<kernels::ellr_spmv>(f.facts).reason,
+                   "> ellr_wide_max_mean_row_fp64 4: past 8 columns in double longer rows lost"));
+    f.facts.vectors = 8;
+    CHECK(decide<kernels::ellr_spmv>(f.facts).ok);
+    spade::tuning().ellr_wide_max_mean_row_fp64 = 6.0;
+    f.facts.vectors = 16;
+    CHECK(decide<kernels::ellr_spmv>(f.facts).ok);
+    f.facts.lhs.value_bytes = 4;
+  }
   f.facts.vectors = 1;
   f.facts.rhs_transposed = true;
   CHECK(decide<kernels::ellr_spmv>(f.facts).reason == "the dense operand is transposed");

@@ -549,10 +549,16 @@ int expected_pass(index_t n) {
   return n == 1 ? 1 : n == 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
 }
 
-// The column groups a launch should use: the ones asked for, else one thread per 8 columns past
-// 8 columns (a thread sums at most 8), else 0 (ellr_spmm's own rule, checked apart).
-int expected_groups(index_t n, int column_groups) {
-  return column_groups > 0 ? column_groups : n > 8 ? expected_pass(n) / 8 : 0;
+// The column groups a launch at `threads_per_row` (0: ellr_spmm's default) should use: the ones
+// asked for, else past 8 columns one thread per 8 (a thread sums at most 8), except in double at
+// 9-16 columns 4 threads of 4 where the row's threads stay within a warp; else 0 (ellr_spmm's own
+// rule, checked apart).
+template <class T>
+int expected_groups(index_t n, int column_groups, int threads_per_row) {
+  if (column_groups > 0) return column_groups;
+  if (n <= 8) return 0;
+  if (sizeof(T) == 8 && n <= 16 && 4 * std::max(threads_per_row, 1) <= 32) return 4;
+  return expected_pass(n) / 8;
 }
 
 // Y = alpha·E·X + beta·Y by ellr_spmm for X in LX and Y in LY with X's columns split over
@@ -583,12 +589,21 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
   const spade::device::ellr_spmv_launch launch =
       spade::device::ellr_spmm(T(s.alpha), e, x, T(s.beta), y, threads_per_row, column_groups);
   if (e.rows() > 0) {
-    const int groups_asked = expected_groups(n, column_groups);
+    const int groups_asked = expected_groups<T>(n, column_groups, threads_per_row);
     if (threads_per_row > 0) {
       CHECK(launch.threads_per_row == threads_per_row);
     } else if (e.lanes() > 1) {
-      // The layout's lanes, fewer where the split would take a row past a warp.
-      CHECK(launch.threads_per_row == std::min<int>(e.lanes(), 32 / std::max(groups_asked, 1)));
+      // The layout's lanes, fewer where the split would take a row past a warp; past 8 columns
+      // half that from 4 threads on matrices of ellr_wide_half_threads_min_rows rows or more
+      // where each thread then walks at most ellr_wide_half_max_entries_per_thread entries of
+      // a mean row.
+      int expected = std::min<int>(e.lanes(), 32 / std::max(groups_asked, 1));
+      const auto& tune = spade::tuning();
+      const double mean = static_cast<double>(e.nnz()) / static_cast<double>(e.rows());
+      if (n > 8 && e.rows() >= tune.ellr_wide_half_threads_min_rows && expected >= 4 &&
+          mean <= tune.ellr_wide_half_max_entries_per_thread * (expected / 2))
+        expected /= 2;
+      CHECK(launch.threads_per_row == expected);
     }
     const int pass = expected_pass(n);
     CHECK(launch.vectors_per_pass == pass);
@@ -693,6 +708,10 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 9 to 32 in one pass, X's columns spl
   CAPTURE(seed);
   splitmix64 rng{seed};
   const std::vector<named_csr<T>> matrices = spmm_matrices<T>(rng);
+  // Default threads halve from 200 rows here: on 257x95 and 300x2000 (short mean rows on the
+  // 4- and 32-lane layouts), not on 33x31.
+  const tuning_restorer restore;
+  spade::tuning().ellr_wide_half_threads_min_rows = 200;
   // {threads per row, column groups}: the defaults, forced threads, and forced splits of 2 (8
   // columns a thread, up to 16 columns) and 4; the ones the kernel cannot make are left out
   // here and checked to throw in the next case.
@@ -712,7 +731,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 9 to 32 in one pass, X's columns spl
         const auto ref_rows = reference_product(a, x_rows);
         const auto ref_cols = reference_product(a, x_cols);
         for (const auto& [threads, groups] : runs) {
-          const int split = expected_groups(n, groups);
+          const int split = expected_groups<T>(n, groups, threads);
           const int piece = expected_pass(n) / split;
           if (piece > 8 || threads * split > 32) continue;
           const scaling s = scalings[rng.below(scalings.size())];
@@ -774,8 +793,8 @@ TEST_CASE_TEMPLATE("ellr_spmv / ellr_spmm throw on mismatched shapes, N = 33, ba
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b32, T(0), c32, 16, 0), spade::invalid_matrix);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b33, T(0), c33), spade::dimension_mismatch);
   CHECK_THROWS_AS(ellr_spmm(T(1), e, b33_col, T(0), c33_col), spade::dimension_mismatch);
-  // The planner still hands ellr at most 8 columns.
-  CHECK(spade::device::ellr_max_vectors == 8);
+  // The planner hands ellr at most 16 columns.
+  CHECK(spade::device::ellr_max_vectors == 16);
 
   // Still usable afterwards: X of 8 columns, and of 32.
   const auto x8 = random_matrix<T, row_major>(6, 8, rng);
@@ -868,7 +887,7 @@ TEST_CASE_TEMPLATE("planner: y = A * x runs cuSPARSE once, then converts A to el
   CHECK(conversions() - before == 2);
 }
 
-TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N = 9); SELL layout",
+TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N = 17); SELL layout",
                    T, float, double) {
   if (no_device("the ellr GPU tests")) return;
   pool_guard guard;
@@ -991,18 +1010,21 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     CHECK_FALSE(ellr_cached(a));
   }
 
-  SUBCASE("A * X: 4 columns go to ellr_spmv from the second use, 9 columns never") {
+  SUBCASE("A * X: 4 and 16 columns go to ellr_spmv from the second use, 17 columns never") {
     const auto a_host = spade::generate::banded<T>(2000, 3, 3, seed);
     const spade::csr<T, gpu> a = spade::to_gpu(a_host);
     const auto x4_host = random_matrix<T, row_major>(2000, 4, rng);
     const auto x4c_host = random_matrix<T, col_major>(2000, 4, rng);
-    const auto x9_host = random_matrix<T, row_major>(2000, 9, rng);
+    const auto x16_host = random_matrix<T, row_major>(2000, 16, rng);
+    const auto x17_host = random_matrix<T, row_major>(2000, 17, rng);
     const spade::dense<T, gpu> x4 = spade::to_gpu(x4_host);
     const spade::dense<T, gpu, col_major> x4c = spade::to_gpu(x4c_host);
-    const spade::dense<T, gpu> x9 = spade::to_gpu(x9_host);
+    const spade::dense<T, gpu> x16 = spade::to_gpu(x16_host);
+    const spade::dense<T, gpu> x17 = spade::to_gpu(x17_host);
     const product_reference ref4 = reference_product(a_host, x4_host);
     const product_reference ref4c = reference_product(a_host, x4c_host);
-    const product_reference ref9 = reference_product(a_host, x9_host);
+    const product_reference ref16 = reference_product(a_host, x16_host);
+    const product_reference ref17 = reference_product(a_host, x17_host);
     const std::size_t before = conversions();
 
     const std::string first_plan = spade::explain(a * x4);
@@ -1014,13 +1036,25 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     CHECK(uses_of(a) == 1);
 
     const std::string plan4 = spade::explain(a * x4);
-    const std::string plan9 = spade::explain(a * x9);
+    const std::string plan16 = spade::explain(a * x16);
+    const std::string plan17 = spade::explain(a * x17);
     CAPTURE(plan4);
-    CAPTURE(plan9);
+    CAPTURE(plan16);
+    CAPTURE(plan17);
     CHECK(contains(plan4, "chosen: ellr_spmv"));
-    CHECK(contains(plan9, "declined: ellr_spmv: N = 9 > ellr_max_vectors 8"));
-    CHECK_FALSE(contains(plan9, "chosen: ellr_spmv"));
-    CHECK(contains(plan9, "chosen: cusparse_spmm"));
+    CHECK(contains(plan16, "chosen: ellr_spmv"));
+    CHECK(contains(plan17, "declined: ellr_spmv: N = 17 > ellr_max_vectors 16"));
+    CHECK_FALSE(contains(plan17, "chosen: ellr_spmv"));
+    CHECK(contains(plan17, "chosen: cusparse_spmm"));
+    // 16 columns of a col-major X, or into a col-major Y, stay with cuSPARSE (ellr_spmm would
+    // read such an X one element at a time; only row-major ones were measured).
+    const spade::dense<T, gpu, col_major> x16c =
+        spade::to_gpu(random_matrix<T, col_major>(2000, 16, rng));
+    const std::string plan16c = spade::explain(a * x16c);
+    CAPTURE(plan16c);
+    CHECK(contains(plan16c, "declined: ellr_spmv: a col-major X or Y"));
+    CHECK(contains(plan16, sizeof(T) == 8 ? "16 columns split over 4 threads of 4"
+                                          : "16 columns split over 2 threads of 8"));
 
     for (int i = 0; i < 2; ++i) {
       y4 = spade::to_gpu(nan_matrix<T, row_major>(2000, 4));
@@ -1032,8 +1066,12 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     }
     CHECK(conversions() - before == 1);
     CHECK(uses_of(a) == 1);
-    spade::dense<T, gpu> y9 = a * x9;
-    CHECK(matches(y9, ref9));
+    spade::dense<T, gpu> y16 = spade::to_gpu(nan_matrix<T, row_major>(2000, 16));
+    y16 = a * x16;
+    CHECK(matches(y16, ref16));
+    CHECK(uses_of(a) == 1);  // the cached ellr ran
+    spade::dense<T, gpu> y17 = a * x17;
+    CHECK(matches(y17, ref17));
     CHECK(uses_of(a) == 2);  // cuSPARSE ran on A as it is
     CHECK(conversions() - before == 1);
   }

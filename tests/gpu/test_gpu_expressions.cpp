@@ -1285,10 +1285,10 @@ TEST_CASE_TEMPLATE("densify_density: explain names the kernel it selects; tuning
   REQUIRE(density(thick_h) >= spade::default_thresholds.densify_density);
   const auto thin = spade::to_gpu(thin_h);
   const auto thick = spade::to_gpu(thick_h);
-  // 9 columns, past ellr_max_vectors: ellr_spmv joins a csr's plans from its second product
+  // 17 columns, past ellr_max_vectors: ellr_spmv joins a csr's plans from its second product
   // (ellr_min_uses), and where a random `thin` pads little it then won the later explains
   // below (seed 8757108020298048447); this case is about the densify and row-wise thresholds.
-  const auto b = gpu_dense<T, row_major>(48, 9, rng);
+  const auto b = gpu_dense<T, row_major>(48, 17, rng);
   const matrix_d thin_d = to_double(thin);
   const matrix_d thick_d = to_double(thick);
   const matrix_d b_d = to_double(b);

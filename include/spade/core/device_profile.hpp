@@ -94,6 +94,9 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("ellr_lanes_min_entries_per_lane", t.ellr_lanes_min_entries_per_lane);
   visit("ellr_split_max_threads_per_row", t.ellr_split_max_threads_per_row);
   visit("ellr_split_max_threads_per_row_fp64", t.ellr_split_max_threads_per_row_fp64);
+  visit("ellr_wide_half_threads_min_rows", t.ellr_wide_half_threads_min_rows);
+  visit("ellr_wide_half_max_entries_per_thread", t.ellr_wide_half_max_entries_per_thread);
+  visit("ellr_wide_max_mean_row_fp64", t.ellr_wide_max_mean_row_fp64);
   visit("spmm_alg2_min_columns", t.spmm_alg2_min_columns);
   visit("spmm_alg2_min_elements", t.spmm_alg2_min_elements);
   visit("spmm_alg2_min_elements_fp64", t.spmm_alg2_min_elements_fp64);

@@ -150,6 +150,22 @@ struct thresholds {
   /// threads, in float and in double (detail::ellr_column_groups, formats/ellr.hpp; at most 16).
   int ellr_split_max_threads_per_row = 1;
   int ellr_split_max_threads_per_row_fp64 = 16;
+  /// Past 8 columns of X each of a row's threads sums 4–8 columns, and on a matrix of at least
+  /// ellr_wide_half_threads_min_rows rows ellr_spmm runs half the layout's threads per row (from
+  /// 4, never below 2) where each thread then walks at most
+  /// ellr_wide_half_max_entries_per_thread entries of a mean row: the row's sums take one
+  /// shuffle round fewer (detail::ellr_wide_threads_per_row, formats/ellr.hpp). Fitted at N = 16
+  /// on the 22 real matrices the planner gives ellr (H200: best cuSPARSE / ellr geomean
+  /// 1.109 → 1.154 float, 1.043 → 1.106 double; the bound from 4000 to 8000 rows within 0.01 of
+  /// it; the real matrices walk at most 11.3 entries a thread halved, the paper's random squares
+  /// of 70+ a row lost when halved). docs/benchmarks/spmm-ellr-16-2026-11-29.md.
+  std::int64_t ellr_wide_half_threads_min_rows = 6000;
+  double ellr_wide_half_max_entries_per_thread = 16.0;
+  /// The planner hands ellr_spmv 16 columns in double only on rows of at most
+  /// ellr_wide_max_mean_row_fp64 entries on average: the real matrices it was fitted on reach 48
+  /// (s1rmq4m1); the paper's random squares of 80–800 a row ran 0.78–0.89× cuSPARSE at 8000 rows
+  /// (and 0.92–1.00× at 14 000, 1.20–1.31× at 4000). Float has no such bound (0.95–1.41× there).
+  double ellr_wide_max_mean_row_fp64 = 48.0;
   /// cusparseSpMM's algorithm when a direct device::spmm caller asks for
   /// spmm_algorithm::automatic, and for planned products (detail::planned_spmm_algorithm, which
   /// follows a `spade tune` "cusparse" entry first for a matrix it measured, then applies these

@@ -591,6 +591,7 @@ plan::product_facts product_facts_of(const A& a, const B& b, const operation_fac
   f.lhs_transposed = flags.lhs_transposed;
   f.rhs_transposed = flags.rhs_transposed;
   f.destination_col_major = flags.destination_col_major;
+  f.rhs_col_major = is_col_major_v<B>;
   if constexpr (is_vector_v<B>)
     f.vectors = 1;
   else

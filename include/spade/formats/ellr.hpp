@@ -97,19 +97,46 @@ inline bool ellr_split_possible(int threads_per_row, int column_groups, int vect
          threads_per_row * column_groups <= ellr_max_lanes;
 }
 
+/// Threads that split one row's columns of X past 8 columns when ellr_spmm chooses them: one for
+/// every 8 of the pass (2 for 9–16 columns, 4 for 17–32), the fewest that hold them, except
+/// double at 9–16 columns, 4 threads of 4 where the row's threads stay within a warp: 8 doubles a
+/// thread cost registers and occupancy (H200, 22 real matrices at N = 16: best cuSPARSE /
+/// ellr_spmm geomean 1.094 against 0.980 with 2 threads of 8;
+/// docs/benchmarks/spmm-ellr-16-2026-11-29.md).
+inline int ellr_wide_column_groups(int threads_per_row, int vectors, bool fp64) {
+  const int pass = ellr_pass_vectors(vectors);
+  if (fp64 && pass == 16 && 4 * threads_per_row <= ellr_max_lanes) return 4;
+  return pass / 8;
+}
+
+/// Threads per row ellr_spmm runs past 8 columns when the caller gives none, from `lanes` (the
+/// layout's, or detail::ellr_threads_per_row's) and `column_groups` threads a row for X's
+/// columns: at most a warp over the groups, halved where each thread then still has few
+/// entries to walk: on a matrix of at least spade::tuning().ellr_wide_half_threads_min_rows
+/// (6000) rows, from 4 threads a row (never below 2), while rows of `mean` entries leave each
+/// at most ellr_wide_half_max_entries_per_thread (16). There each thread's 4–8 sums pay for the
+/// longer walk; smaller matrices stay latency-bound, and long rows of random columns (the
+/// paper's squares, 70–1400 a row) ran up to 1.35× slower in double when halved.
+inline int ellr_wide_threads_per_row(int lanes, int column_groups, std::int64_t rows, double mean) {
+  const auto& t = tuning();
+  int threads = std::max(1, std::min(lanes, static_cast<int>(ellr_max_lanes) / column_groups));
+  if (rows >= t.ellr_wide_half_threads_min_rows && threads >= 4 &&
+      mean <= t.ellr_wide_half_max_entries_per_thread * (threads / 2))
+    threads /= 2;
+  return threads;
+}
+
 /// Threads that split one row's columns of X when ellr_spmm runs with `threads_per_row` threads
 /// per row on X of `vectors` columns (`wide_rows`: row-major, rows of whole 16-byte vectors;
-/// `fp64`: of double): 2, each summing 4 columns, for 8 columns at up to
+/// `fp64`: of double). Up to 8 columns: 2, each summing 4 columns, for 8 columns at up to
 /// spade::tuning().ellr_split_max_threads_per_row (1) thread per row in float and
 /// ellr_split_max_threads_per_row_fp64 (16) in double, else 1. Each thread then carries half the
 /// sums and reads half of each X row, its neighbour the other half of the same row
 /// (H200, docs/benchmarks/spmm-ellr-split-2026-11-29.md: at one thread per row faster on every
 /// matrix in both precisions; at 2–16 threads per row faster in double and not in float; slower
-/// at 3–7 columns). Past 8 columns, one thread for every 8 of the pass (2 for 9–16 columns, 4
-/// for 17–32), the only split that holds them (docs/benchmarks/spmm-ellr-wide-2026-11-29.md).
+/// at 3–7 columns). Past 8 columns a split is the only way: ellr_wide_column_groups.
 inline int ellr_column_groups(int threads_per_row, int vectors, bool wide_rows, bool fp64) {
-  // Past 8 columns a split is the only way: threads of 8 columns each.
-  if (vectors > 8) return ellr_pass_vectors(vectors) / 8;
+  if (vectors > 8) return ellr_wide_column_groups(threads_per_row, vectors, fp64);
   const auto& t = tuning();
   const int most = fp64 ? t.ellr_split_max_threads_per_row_fp64 : t.ellr_split_max_threads_per_row;
   // A row's threads, split, must still share a warp, whatever the tuning says.

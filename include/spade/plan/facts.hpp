@@ -89,8 +89,11 @@ struct tile_census {
   }
 };
 
-/// Widest X that ellr_spmv multiplies in one pass (its kernels are instantiated up to this).
-inline constexpr index_t ellr_max_vectors = 8;
+/// Widest X the planner hands ellr_spmv: one pass of 16 columns, split over 2 threads of 8 (4
+/// of 4 in double). device::ellr_spmm takes up to 32, but at 32 it stays near cuSPARSE (H200,
+/// docs/benchmarks/spmm-ellr-wide-2026-11-29.md); at 9–16 it beat it
+/// (docs/benchmarks/spmm-ellr-16-2026-11-29.md).
+inline constexpr index_t ellr_max_vectors = 16;
 
 /// Whether a rows × cols csr operand with `nnz` entries goes to the row-wise kernels instead
 /// of cuSPARSE (spmv, spmm, transpose): spade::tuning().rowwise_max_extent / rowwise_max_nnz,
@@ -186,6 +189,8 @@ struct product_facts {
   bool lhs_transposed = false;
   bool rhs_transposed = false;
   bool destination_col_major = false;
+  /// Whether a dense rhs is col-major (ellr_spmm then reads it one element at a time).
+  bool rhs_col_major = false;
   /// Columns of op(rhs): the N of a sparse × dense product (1 for a vector).
   index_t vectors = 1;
   /// Threads the lhs operand's device keeps resident (0 for a cpu or empty operand).

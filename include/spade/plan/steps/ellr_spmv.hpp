@@ -1,18 +1,21 @@
-// The ellr_spmv step: ELLPACK-R sparse × vector (and × up to 8 columns) — when it should run.
+// The ellr_spmv step: ELLPACK-R sparse × vector (and × up to 8 or 16 columns) — when it should run.
 #pragma once
 
 #include <sstream>
 #include <string>
 
+#include "spade/formats/ellr.hpp"
 #include "spade/plan/steps/step.hpp"
 
 namespace spade::plan {
 
 template <>
 struct step<kernels::ellr_spmv> {
-  /// Declines a transposed operand, a wide X, formats without row lengths, skewed or padded
-  /// rows, and a first product (the conversion pays from the ellr_min_uses-th on); times a
-  /// dense X the sparse × dense rule's densify gate comes first.
+  /// Declines a transposed operand; an X of 9-15 or more than 16 columns, or of 16 that is
+  /// col-major (or a col-major Y) or multiplies a matrix of as many rows as the device has resident
+  /// threads (or, in double, of rows longer than ellr_wide_max_mean_row_fp64 on average); formats
+  /// without row lengths, skewed or padded rows, and a first product (the conversion pays from the
+  /// ellr_min_uses-th on); times a dense X the sparse × dense rule's densify gate comes first.
   template <class Rule>
   static decision decide(const product_facts& f) {
     std::string why = decline_text(f);
@@ -44,6 +47,16 @@ struct step<kernels::ellr_spmv> {
           << profile.padding(layout) << "); "
           << (f.lhs_ellr_cached() ? "the ellr is cached on the operand (conversion reused)"
                                   : "converted now, then cached on the operand");
+      if (f.vectors > 8) {
+        // The launch ellr_spmm will choose past 8 columns (lib/kernels/ellr_spmv.cu).
+        const int groups =
+            detail::ellr_wide_column_groups(1, static_cast<int>(f.vectors), f.lhs.value_bytes == 8);
+        why << "; " << f.vectors << " columns split over " << groups << " threads of "
+            << detail::ellr_pass_vectors(static_cast<int>(f.vectors)) / groups << ", "
+            << detail::ellr_wide_threads_per_row(static_cast<int>(layout.lanes), groups, f.lhs.rows,
+                                                 profile.mean)
+            << " per row";
+      }
     }
     return why.str();
   }
@@ -56,6 +69,29 @@ struct step<kernels::ellr_spmv> {
     if (f.vectors > ellr_max_vectors)
       return "N = " + std::to_string(f.vectors) + " > ellr_max_vectors " +
              std::to_string(ellr_max_vectors);
+    // Past one thread's 8 sums ellr_spmm splits X's columns; it beat cuSPARSE only at N = 16 on
+    // row-major X (16-byte loads of whole pieces) and on matrices that leave it several threads
+    // a row (docs/benchmarks/spmm-ellr-16-2026-11-29.md).
+    if (f.vectors > 8) {
+      if (f.vectors != ellr_max_vectors)
+        return "N = " + std::to_string(f.vectors) +
+               ": past 8 columns only N = 16 (X's rows whole 16-byte pieces; 9-15 lost to "
+               "cuSPARSE)";
+      if (f.rhs_col_major || f.destination_col_major)
+        return "a col-major X or Y: past 8 columns ellr_spmm reads such an X one element at a "
+               "time, and it was measured on row-major ones only";
+      if (f.resident_threads > 0 && f.lhs.rows >= f.resident_threads)
+        return std::to_string(f.lhs.rows) + " rows fill the device's " +
+               std::to_string(f.resident_threads) +
+               " resident threads: past 8 columns gcoo_spmm and cuSPARSE ran faster";
+      const double most = tuning().ellr_wide_max_mean_row_fp64;
+      if (f.lhs.value_bytes == 8 && f.lhs.mean_row_length() > most) {
+        std::ostringstream why;
+        why << "mean row length " << f.lhs.mean_row_length() << " > ellr_wide_max_mean_row_fp64 "
+            << most << ": past 8 columns in double longer rows lost to cuSPARSE";
+        return why.str();
+      }
+    }
     if (f.lhs.kind == format::ellr) return {};  // the user's own format
     if (f.lhs.kind != format::csr)
       return "row lengths unknown for this format (convert to csr to let ellr_spmv compete)";
