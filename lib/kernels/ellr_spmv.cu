@@ -303,6 +303,12 @@ bool aligned_to(const void* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
+// Entries per row of `a` on average (0 without rows).
+template <class T>
+double mean_row_length(const ellr<T, gpu>& a) {
+  return a.rows() > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.rows()) : 0.0;
+}
+
 // Threads per row when the caller gives none: the layout's lanes when it interleaves them
 // (the planner chose both together), else detail::ellr_threads_per_row for this device.
 template <class T>
@@ -310,8 +316,7 @@ int default_threads_per_row(const ellr<T, gpu>& a, const context& ctx) {
   if (a.lanes() > 1) return a.lanes();
   const auto& device = ctx.properties();
   const std::int64_t resident = std::int64_t{device.sm_count} * device.max_threads_per_sm;
-  const double mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
-  return detail::ellr_threads_per_row(a.rows(), mean, resident);
+  return detail::ellr_threads_per_row(a.rows(), mean_row_length(a), resident);
 }
 
 template <class T>
@@ -329,11 +334,9 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     // past 8 columns also halved on large matrices (detail::ellr_wide_threads_per_row).
     const int lanes = default_threads_per_row(a, ctx);
     if (vectors > 8) {
-      const int groups = column_groups > 0
-                             ? column_groups
-                             : detail::ellr_wide_column_groups(1, vectors, sizeof(T) == 8);
-      const double mean = a.rows() > 0 ? static_cast<double>(a.nnz()) / a.rows() : 0.0;
-      threads_per_row = detail::ellr_wide_threads_per_row(lanes, groups, a.rows(), mean);
+      threads_per_row = detail::ellr_wide_default_launch(lanes, vectors, sizeof(T) == 8, a.rows(),
+                                                         mean_row_length(a), column_groups)
+                            .threads_per_row;
     } else {
       threads_per_row = std::min<int>(lanes, detail::ellr_max_lanes / std::max(column_groups, 1));
     }

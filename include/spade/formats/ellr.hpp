@@ -126,6 +126,20 @@ inline int ellr_wide_threads_per_row(int lanes, int column_groups, std::int64_t 
   return threads;
 }
 
+/// ellr_spmm's launch past 8 columns when the caller gives no threads per row: the column groups
+/// asked for (0: ellr_wide_column_groups' own) and ellr_wide_threads_per_row's threads for them.
+/// The kernel runs it and the planner's explain names it, so both read it from here.
+struct ellr_wide_launch {
+  int column_groups = 0;
+  int threads_per_row = 0;
+};
+inline ellr_wide_launch ellr_wide_default_launch(int lanes, int vectors, bool fp64,
+                                                 std::int64_t rows, double mean,
+                                                 int column_groups = 0) {
+  const int groups = column_groups > 0 ? column_groups : ellr_wide_column_groups(1, vectors, fp64);
+  return {groups, ellr_wide_threads_per_row(lanes, groups, rows, mean)};
+}
+
 /// Threads that split one row's columns of X when ellr_spmm runs with `threads_per_row` threads
 /// per row on X of `vectors` columns (`wide_rows`: row-major, rows of whole 16-byte vectors;
 /// `fp64`: of double). Up to 8 columns: 2, each summing 4 columns, for 8 columns at up to

@@ -49,13 +49,13 @@ struct step<kernels::ellr_spmv> {
                                   : "converted now, then cached on the operand");
       if (f.vectors > 8) {
         // The launch ellr_spmm will choose past 8 columns (lib/kernels/ellr_spmv.cu).
-        const int groups =
-            detail::ellr_wide_column_groups(1, static_cast<int>(f.vectors), f.lhs.value_bytes == 8);
-        why << "; " << f.vectors << " columns split over " << groups << " threads of "
-            << detail::ellr_pass_vectors(static_cast<int>(f.vectors)) / groups << ", "
-            << detail::ellr_wide_threads_per_row(static_cast<int>(layout.lanes), groups, f.lhs.rows,
-                                                 profile.mean)
-            << " per row";
+        const int vectors = static_cast<int>(f.vectors);
+        const detail::ellr_wide_launch launch =
+            detail::ellr_wide_default_launch(static_cast<int>(layout.lanes), vectors,
+                                             f.lhs.value_bytes == 8, f.lhs.rows, profile.mean);
+        why << "; " << f.vectors << " columns split over " << launch.column_groups << " threads of "
+            << detail::ellr_pass_vectors(vectors) / launch.column_groups << ", "
+            << launch.threads_per_row << " per row";
       }
     }
     return why.str();
