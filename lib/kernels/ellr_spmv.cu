@@ -51,6 +51,11 @@ struct spmv_params {
 enum class x_reads {
   scalar,  // one load per column, any layout and stride, the first p.vectors of NV columns
   wide,    // 16-byte loads: X row-major with exactly NV columns, rows 16-byte aligned
+  // 16-byte loads of a piece's first `count` columns, 0 past them: X row-major with fewer
+  // columns than a pass of 16 or 32 splits, a whole number of 16-byte vectors, rows aligned
+  wide_partial,
+  // the same in 8-byte loads (float pairs): rows of an even number of floats, 8-byte aligned
+  paired_partial,
   paired,  // X row-major (x_row columns apart) with NL < NV columns, 2-element aligned: pairs
 };
 
@@ -63,14 +68,20 @@ enum class x_reads {
 template <class T, int NV, x_reads Reads, int NL>
 __device__ __forceinline__ void load_x_row(const spmv_params<T>& p, index_t c, int col0, int count,
                                            T (&out)[NV]) {
-  if constexpr (Reads == x_reads::wide) {
-    constexpr int per_load = 16 / sizeof(T);
-    static_assert(NV % per_load == 0, "16-byte loads need whole vectors");
-    using vec = std::conditional_t<sizeof(T) == 4, float4, double2>;
+  if constexpr (Reads == x_reads::wide || Reads == x_reads::wide_partial ||
+                Reads == x_reads::paired_partial) {
+    static_assert(Reads != x_reads::paired_partial || sizeof(T) == 4, "float pairs only");
+    constexpr int per_load = Reads == x_reads::paired_partial ? 2 : 16 / sizeof(T);
+    static_assert(NV % per_load == 0, "wide loads need whole vectors");
+    using vec = std::conditional_t<Reads == x_reads::paired_partial, float2,
+                                   std::conditional_t<sizeof(T) == 4, float4, double2>>;
     const vec* row = reinterpret_cast<const vec*>(p.x + std::int64_t{c} * p.x_row + col0);
 #pragma unroll
     for (int l = 0; l < NV / per_load; ++l) {
-      const vec v = __ldg(row + l);
+      // A partial piece (count a multiple of per_load) stops at its own columns: the next ones
+      // belong to X's next row, or lie past X.
+      const bool inside = Reads == x_reads::wide || l * per_load < count;
+      const vec v = inside ? __ldg(row + l) : vec{};
       const T* parts = reinterpret_cast<const T*>(&v);
 #pragma unroll
       for (int i = 0; i < per_load; ++i)
@@ -289,6 +300,19 @@ void launch_split(int threads_per_row, const spmv_params<T>& p, x_reads reads,
       launch_by_threads<T, NV, x_reads::wide, NV, CG>(threads_per_row, p, stream);
       return;
     }
+    // Only the passes past 8 columns (16 and 32) carry columns X lacks under split pieces.
+    if constexpr (NV * CG >= 16) {
+      if (reads == x_reads::wide_partial) {
+        launch_by_threads<T, NV, x_reads::wide_partial, NV, CG>(threads_per_row, p, stream);
+        return;
+      }
+    }
+  }
+  if constexpr (sizeof(T) == 4 && NV * CG >= 16) {
+    if (reads == x_reads::paired_partial) {
+      launch_by_threads<T, NV, x_reads::paired_partial, NV, CG>(threads_per_row, p, stream);
+      return;
+    }
   }
   if constexpr (NV == 2) {
     if (reads == x_reads::paired) {
@@ -392,10 +416,22 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     // loads where every piece is whole such vectors, in pairs where pieces of 2 start on even
     // elements, else one element at a time.
     const int piece = pass / column_groups;
-    launch.wide_loads = wide_rows && (piece * sizeof(T)) % 16 == 0;
-    launch.paired_loads = !launch.wide_loads && x_row_major && x_col == 1 && piece == 2 &&
-                          vectors % 2 == 0 && x_row % 2 == 0 && aligned_to(x, 2 * sizeof(T));
-    const x_reads reads = launch.wide_loads     ? x_reads::wide
+    const bool whole_pieces = (piece * sizeof(T)) % 16 == 0;
+    // Past 8 columns X may hold fewer columns than the pass: its pieces still read whole
+    // 16-byte vectors where its rows are made of them (N = 12 in float; 10, 12, 14 in double),
+    // else float pairs where they are even (N = 10, 14), each piece up to its own last column.
+    const bool partial = !wide_rows && x_row_major && vectors > 8 && vectors < pass;
+    const bool wide_partial = partial && whole_pieces && vectors % per_load == 0 &&
+                              x_row % per_load == 0 && aligned_to(x, 16);
+    const bool paired_partial = partial && !wide_partial && sizeof(T) == 4 && vectors % 2 == 0 &&
+                                x_row % 2 == 0 && aligned_to(x, 8);
+    launch.wide_loads = (wide_rows && whole_pieces) || wide_partial;
+    launch.paired_loads =
+        paired_partial || (!launch.wide_loads && x_row_major && x_col == 1 && piece == 2 &&
+                           vectors % 2 == 0 && x_row % 2 == 0 && aligned_to(x, 2 * sizeof(T)));
+    const x_reads reads = wide_partial          ? x_reads::wide_partial
+                          : paired_partial      ? x_reads::paired_partial
+                          : launch.wide_loads   ? x_reads::wide
                           : launch.paired_loads ? x_reads::paired
                                                 : x_reads::scalar;
     if (column_groups == 2 && piece == 2)

@@ -323,15 +323,29 @@ TEST_CASE("ellr_spmv's step: width, transposes and the first product") {
   CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
         "N = " + std::to_string(f.facts.vectors) + " > ellr_max_vectors " +
             std::to_string(spade::plan::ellr_max_vectors));
-  // Past 8 columns only 16, of a row-major X, on fewer rows than the device's resident threads.
+  // Past 8 columns only 16 (and 12 in float), of a row-major X, on fewer rows than the device's
+  // resident threads.
   CHECK(spade::plan::ellr_max_vectors == 16);
-  for (const index_t n : {9, 12, 15}) {
-    f.facts.vectors = n;
-    CHECK(decide<kernels::ellr_spmv>(f.facts).reason ==
-          "N = " + std::to_string(n) +
-              ": past 8 columns only N = 16 (X's rows whole 16-byte pieces; 9-15 lost to "
-              "cuSPARSE)");
-  }
+  // Each width of `widths` declines with "N = <width>" and `reason`, at value_bytes `bytes`.
+  auto declines_past_8 = [&](int bytes, std::initializer_list<index_t> widths,
+                             const std::string& reason) {
+    f.facts.lhs.value_bytes = bytes;
+    for (const index_t n : widths) {
+      f.facts.vectors = n;
+      CHECK(decide<kernels::ellr_spmv>(f.facts).reason == "N = " + std::to_string(n) + reason);
+    }
+  };
+  declines_past_8(4, {9, 10, 11, 13, 14, 15},
+                  ": past 8 columns in float only N = 12 or 16 (X's rows whole 16-byte pieces); "
+                  "rows read in pairs or one element at a time lost to cuSPARSE");
+  declines_past_8(8, {9, 10, 12, 14, 15},
+                  ": past 8 columns in double only N = 16 (10-14 columns lost to cuSPARSE on "
+                  "random rows)");
+  f.facts.lhs.value_bytes = 4;
+  f.facts.vectors = 12;
+  CHECK(decide<kernels::ellr_spmv>(f.facts).ok);
+  CHECK(contains(step<kernels::ellr_spmv>::why_chosen<rules::sparse_times_vector>(f.facts),
+                 "12 columns split over 2 threads of 8"));
   f.facts.vectors = 8;
   CHECK(decide<kernels::ellr_spmv>(f.facts).ok);
   f.facts.vectors = 16;

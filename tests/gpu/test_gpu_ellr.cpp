@@ -566,8 +566,10 @@ int expected_groups(index_t n, int column_groups, int threads_per_row) {
 // ran: one pass of 1, 2, 4 or 8 vectors; unsplit, row-major X read with 16-byte loads at 4 or 8
 // columns (and 2 in double), in element pairs at every other width from 2 (odd widths: rows
 // starting on and off a pair boundary), col-major X one element at a time; split, each thread's
-// piece of a row-major X with 16-byte loads when every piece is whole such vectors, in pairs
-// when pieces of 2 cover an even width, else (and col-major X) one element at a time.
+// piece of a row-major X with 16-byte loads when every piece is whole such vectors (past 8
+// columns: when X's rows are, each piece up to its own last column), in pairs when pieces of 2
+// cover an even width or, in float past 8 columns, when X's rows are even, else (and col-major X)
+// one element at a time.
 template <class T, class LX, class LY>
 void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_host,
                 const product_reference& ref, int threads_per_row, int column_groups, scaling s,
@@ -622,9 +624,13 @@ void check_spmm(const spade::ellr<T, gpu>& e, const spade::dense<T, cpu, LX>& x_
       wide = x_row_major && (n == 4 || n == 8 || (sizeof(T) == 8 && n == 2));
       paired = x_row_major && n > 1 && !wide;
     } else {
+      // Past 8 columns X's rows need only be whole 16-byte vectors (N = 12 in float, any even N
+      // in double), else even in float (float pairs): each piece reads up to its own last column.
       const int piece = pass / groups;
-      wide = x_row_major && n == pass && (piece * sizeof(T)) % 16 == 0;
-      paired = x_row_major && !wide && piece == 2 && n % 2 == 0;
+      const bool whole_rows = (n * sizeof(T)) % 16 == 0;
+      wide = x_row_major && (piece * sizeof(T)) % 16 == 0 && whole_rows && (n == pass || n > 8);
+      paired = x_row_major && !wide &&
+               ((piece == 2 && n % 2 == 0) || (sizeof(T) == 4 && n > 8 && n % 2 == 0));
     }
     CHECK(launch.wide_loads == wide);
     CHECK(launch.paired_loads == paired);
@@ -725,7 +731,7 @@ TEST_CASE_TEMPLATE("ellr_spmm vs Eigen: N = 9 to 32 in one pass, X's columns spl
       const std::string layout_name = layout_text(layout);
       CAPTURE(layout_name);
       const spade::ellr<T, gpu> e = spade::device::csr_to_ellr(g, layout);
-      for (const index_t n : {9, 16, 17, 24, 31, 32}) {
+      for (const index_t n : {9, 10, 12, 14, 16, 17, 18, 24, 31, 32}) {
         const auto x_rows = random_matrix<T, row_major>(a.cols(), n, rng);
         const auto x_cols = random_matrix<T, col_major>(a.cols(), n, rng);
         const auto ref_rows = reference_product(a, x_rows);
@@ -1010,7 +1016,7 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     CHECK_FALSE(ellr_cached(a));
   }
 
-  SUBCASE("A * X: 4 and 16 columns go to ellr_spmv from the second use, 17 columns never") {
+  SUBCASE("A * X: 4, 12 and 16 columns go to ellr_spmv from the second use, 17 never") {
     const auto a_host = spade::generate::banded<T>(2000, 3, 3, seed);
     const spade::csr<T, gpu> a = spade::to_gpu(a_host);
     const auto x4_host = random_matrix<T, row_major>(2000, 4, rng);
@@ -1043,6 +1049,27 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     CAPTURE(plan17);
     CHECK(contains(plan4, "chosen: ellr_spmv"));
     CHECK(contains(plan16, "chosen: ellr_spmv"));
+    // Past 8 columns X's rows must be whole 16-byte pieces: 12 columns in float; in double
+    // only 16.
+    const auto x12_host = random_matrix<T, row_major>(2000, 12, rng);
+    const spade::dense<T, gpu> x12 = spade::to_gpu(x12_host);
+    const spade::dense<T, gpu> x10 = spade::to_gpu(random_matrix<T, row_major>(2000, 10, rng));
+    const std::string plan12 = spade::explain(a * x12);
+    const std::string plan10 = spade::explain(a * x10);
+    CAPTURE(plan12);
+    CAPTURE(plan10);
+    CHECK_FALSE(contains(plan10, "chosen: ellr_spmv"));
+    if (sizeof(T) == 8) {
+      CHECK(contains(plan12, "declined: ellr_spmv: N = 12: past 8 columns in double only N = 16"));
+      CHECK(contains(plan10, "declined: ellr_spmv: N = 10: past 8 columns in double only N = 16"));
+      CHECK_FALSE(contains(plan12, "chosen: ellr_spmv"));
+    } else {
+      CHECK(contains(plan12, "chosen: ellr_spmv"));
+      CHECK(contains(plan12, "12 columns split over 2 threads of 8"));
+      CHECK(contains(plan10,
+                     "declined: ellr_spmv: N = 10: past 8 columns in float only N = 12 "
+                     "or 16"));
+    }
     CHECK(contains(plan17, "declined: ellr_spmv: N = 17 > ellr_max_vectors 16"));
     CHECK_FALSE(contains(plan17, "chosen: ellr_spmv"));
     CHECK(contains(plan17, "chosen: cusparse_spmm"));
@@ -1070,9 +1097,14 @@ TEST_CASE_TEMPLATE("planner: ellr_spmv declined (skew, padding, transposed A, N 
     y16 = a * x16;
     CHECK(matches(y16, ref16));
     CHECK(uses_of(a) == 1);  // the cached ellr ran
+    spade::dense<T, gpu> y12 = spade::to_gpu(nan_matrix<T, row_major>(2000, 12));
+    y12 = a * x12;
+    CHECK(matches(y12, reference_product(a_host, x12_host)));
+    // float: the cached ellr ran; double: cuSPARSE on A as it is.
+    CHECK(uses_of(a) == (sizeof(T) == 8 ? 2 : 1));
     spade::dense<T, gpu> y17 = a * x17;
     CHECK(matches(y17, ref17));
-    CHECK(uses_of(a) == 2);  // cuSPARSE ran on A as it is
+    CHECK(uses_of(a) == (sizeof(T) == 8 ? 3 : 2));  // cuSPARSE ran on A as it is
     CHECK(conversions() - before == 1);
   }
 }

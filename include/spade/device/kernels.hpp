@@ -79,10 +79,13 @@ ellr_spmv_launch ellr_spmv(T alpha, const ellr<T, gpu>& a, const vector<T, gpu>&
 /// summing its own piece of the pass: 2 to 8 columns, and at most 32 threads a row in all; 0:
 /// detail::ellr_column_groups (past 8 columns one thread per 8, 4 threads of 4 in double at
 /// 9–16; else 2 for 8 columns of a row-major X at one thread per row in float, up to 16 in
-/// double, else 1). With threads_per_row 0 the layout's lanes shrink to fit the split in a warp,
-/// and past 8 columns halve on matrices of spade::tuning().ellr_wide_half_threads_min_rows rows
-/// or more. The planner hands ellr at most ellr_max_vectors (16) columns
-/// (docs/benchmarks/spmm-ellr-16-2026-11-29.md).
+/// double, else 1). Past 8 columns a piece that X's row fills only in part reads up to its last
+/// column, in 16-byte loads where the rows are whole 16-byte vectors (e.g. 12 floats), else in
+/// float pairs where they are even. With threads_per_row 0 the layout's lanes shrink to fit the
+/// split in a warp, and past 8 columns halve on matrices of
+/// spade::tuning().ellr_wide_half_threads_min_rows rows or more. The planner hands ellr at most
+/// ellr_max_vectors (16) columns, past 8 only 16 (and 12 in float)
+/// (docs/benchmarks/spmm-ellr-12-2026-11-29.md).
 /// Throws dimension_mismatch for wider X, invalid_matrix for a split it cannot make.
 template <scalar T, layout LX, layout LY>
 ellr_spmv_launch ellr_spmm(T alpha, const ellr<T, gpu>& a, const dense<T, gpu, LX>& x, T beta,

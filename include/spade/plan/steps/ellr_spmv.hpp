@@ -11,9 +11,10 @@ namespace spade::plan {
 
 template <>
 struct step<kernels::ellr_spmv> {
-  /// Declines a transposed operand; an X of 9-15 or more than 16 columns, or of 16 that is
-  /// col-major (or a col-major Y) or multiplies a matrix of as many rows as the device has resident
-  /// threads (or, in double, of rows longer than ellr_wide_max_mean_row_fp64 on average); formats
+  /// Declines a transposed operand; an X of more than 16 columns, or of 9-15 except 12 in float,
+  /// or past 8 that is col-major (or a col-major Y) or multiplies a matrix of as many rows as the
+  /// device has resident threads (or, in double, of rows longer than ellr_wide_max_mean_row_fp64
+  /// on average); formats
   /// without row lengths, skewed or padded rows, and a first product (the conversion pays from the
   /// ellr_min_uses-th on); times a dense X the sparse × dense rule's densify gate comes first.
   template <class Rule>
@@ -69,14 +70,23 @@ struct step<kernels::ellr_spmv> {
     if (f.vectors > ellr_max_vectors)
       return "N = " + std::to_string(f.vectors) + " > ellr_max_vectors " +
              std::to_string(ellr_max_vectors);
-    // Past one thread's 8 sums ellr_spmm splits X's columns; it beat cuSPARSE only at N = 16 on
-    // row-major X (16-byte loads of whole pieces) and on matrices that leave it several threads
-    // a row (docs/benchmarks/spmm-ellr-16-2026-11-29.md).
-    if (f.vectors > 8) {
-      if (f.vectors != ellr_max_vectors)
+    // Past one thread's 8 sums ellr_spmm splits X's columns; it beats cuSPARSE on row-major X
+    // read in 16-byte loads and on matrices that leave it several threads a row
+    // (docs/benchmarks/spmm-ellr-16-2026-11-29.md). Below 16 columns each piece reads up to its
+    // own last column: in float that won at 12 (16-byte loads) but not at 10 or 14 (pairs); in
+    // double it won on the real set but lost on random rows
+    // (docs/benchmarks/spmm-ellr-12-2026-11-29.md).
+    if (f.vectors > 8 && f.vectors != ellr_max_vectors) {
+      if (f.lhs.value_bytes == 8)
         return "N = " + std::to_string(f.vectors) +
-               ": past 8 columns only N = 16 (X's rows whole 16-byte pieces; 9-15 lost to "
-               "cuSPARSE)";
+               ": past 8 columns in double only N = 16 (10-14 columns lost to cuSPARSE on "
+               "random rows)";
+      if (f.vectors % 4 != 0)
+        return "N = " + std::to_string(f.vectors) +
+               ": past 8 columns in float only N = 12 or 16 (X's rows whole 16-byte pieces); "
+               "rows read in pairs or one element at a time lost to cuSPARSE";
+    }
+    if (f.vectors > 8) {
       if (f.rhs_col_major || f.destination_col_major)
         return "a col-major X or Y: past 8 columns ellr_spmm reads such an X one element at a "
                "time, and it was measured on row-major ones only";
