@@ -373,9 +373,10 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
   // them).
   const int pass = detail::ellr_pass_vectors(vectors);
   constexpr std::int64_t per_load = 16 / sizeof(T);
-  // X row-major in rows of whole 16-byte vectors, as many columns as the pass carries.
-  const bool wide_rows = x_row_major && vectors == pass && pass % per_load == 0 &&
-                         x_row % per_load == 0 && aligned_to(x, 16);
+  // X row-major in rows of whole 16-byte vectors; wide_rows: as many columns as the pass carries.
+  const bool vector_rows =
+      x_row_major && vectors % per_load == 0 && x_row % per_load == 0 && aligned_to(x, 16);
+  const bool wide_rows = vector_rows && vectors == pass;
   if (column_groups == 0)
     column_groups = detail::ellr_column_groups(threads_per_row, vectors, wide_rows, sizeof(T) == 8);
   if (!detail::ellr_split_possible(threads_per_row, column_groups, vectors))
@@ -421,8 +422,7 @@ ellr_spmv_launch run_ellr(T alpha, const ellr<T, gpu>& a, const T* x, std::int64
     // 16-byte vectors where its rows are made of them (N = 12 in float; 10, 12, 14 in double),
     // else float pairs where they are even (N = 10, 14), each piece up to its own last column.
     const bool partial = !wide_rows && x_row_major && vectors > 8 && vectors < pass;
-    const bool wide_partial = partial && whole_pieces && vectors % per_load == 0 &&
-                              x_row % per_load == 0 && aligned_to(x, 16);
+    const bool wide_partial = partial && whole_pieces && vector_rows;
     const bool paired_partial = partial && !wide_partial && sizeof(T) == 4 && vectors % 2 == 0 &&
                                 x_row % 2 == 0 && aligned_to(x, 8);
     launch.wide_loads = (wide_rows && whole_pieces) || wide_partial;
