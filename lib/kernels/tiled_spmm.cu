@@ -4,12 +4,15 @@
 // per (window, 32 columns of C) sums the window's blocks: fp64 on DMMA m8n8k4, fp32 as 3×TF32 (or
 // plain TF32 when forced) on m16n8k8 computing Cᵀ = Bᵀ·Aᵀ, so that 16 columns of B fill the
 // instruction's rows and the window's 8 rows its columns. Where those warps would leave the SMs
-// short, two or four warps share each long window. Where the windows do not fit in device
-// memory, the same arithmetic runs tile by tile.
+// short, two or four warps share each long window; where they fill the device, windows far longer
+// than the mean (a power-law graph's hubs) are cut into segments summed by warps of their own.
+// Where the windows do not fit in device memory, the same arithmetic runs tile by tile.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include <cub/device/device_scan.cuh>
 
@@ -93,6 +96,28 @@ struct window_blocks {
   }
 };
 
+// A piece of a long window: blocks [begin, end) of the condensed form.
+struct window_segment {
+  std::int64_t begin;
+  std::int64_t end;
+};
+// A long window and its segments first_segment .. first_segment + segments - 1.
+struct long_window {
+  index_t window;
+  index_t first_segment;
+  index_t segments;
+};
+
+// Where the long windows' segments go (tiled_spmm_segmented_kernel); none in the other kernels.
+template <class T>
+struct segment_params {
+  const window_segment* segments = nullptr;
+  std::int64_t segment_count = 0;
+  // Windows of more blocks are summed in segments, so the window items skip them.
+  std::int64_t long_threshold = 0;
+  T* partials = nullptr;  // 256 sums per (segment, column chunk), lane-major
+};
+
 template <class T, class Blocks>
 struct spmm_params {
   Blocks blocks;
@@ -106,6 +131,7 @@ struct spmm_params {
   T* c;
   std::int64_t c_row_step, c_col_step;
   T alpha, beta;
+  segment_params<T> seg;
 };
 
 // B(k, j), zero for a k or j outside B (a padded slot, a tile past the edge, a chunk past n).
@@ -474,6 +500,69 @@ __global__ void __launch_bounds__(spmm_warps * 32)
   }
 }
 
+// Sums of one (8 rows, 32 columns) item per lane: 8 values, stored lane-major so a warp's
+// stores and loads are whole 128-byte lines.
+constexpr int item_sums = 8 * 32;
+
+// One warp per item, where the long windows are cut into segments: the items are first every
+// (segment, column chunk), whose sums are parked in p.seg.partials (the segments start first,
+// as they belong to the longest windows), then every (window, column chunk) as in
+// tiled_spmm_kernel, skipping the long windows. tiled_spmm_segment_sums_kernel then adds each
+// long window's segments in order, so the results repeat bit for bit.
+template <class T, bool Split, class Blocks>
+__global__ void __launch_bounds__(spmm_warps * 32)
+    tiled_spmm_segmented_kernel(const __grid_constant__ spmm_params<T, Blocks> p) {
+  const std::int64_t segment_items = p.seg.segment_count * p.chunks;
+  const std::int64_t items = segment_items + std::int64_t{p.tile_rows} * p.chunks;
+  const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
+  const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  for (std::int64_t item = warp; item < items; item += warps) {
+    T acc[8] = {};
+    if (item < segment_items) {
+      const window_segment segment = p.seg.segments[item / p.chunks];
+      const auto n0 = static_cast<index_t>(item % p.chunks) * chunk_columns;
+      accumulate<T, Split, 1>(p, n0, segment.begin, segment.end, acc);
+      T* out = p.seg.partials + item * item_sums;
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        out[32 * e + lane] = acc[e];
+    } else {
+      const std::int64_t window_item = item - segment_items;
+      const auto r = static_cast<index_t>(window_item / p.chunks);
+      const auto n0 = static_cast<index_t>(window_item % p.chunks) * chunk_columns;
+      const std::int64_t begin = p.blocks.first(r), end = p.blocks.first(r + 1);
+      if (end - begin > p.seg.long_threshold) continue;  // summed in segments
+      accumulate<T, Split, 1>(p, n0, begin, end, acc);
+      store(p, r, n0, acc);
+    }
+  }
+}
+
+// A warp per (long window, column chunk): its segments' sums added in segment order, then C.
+template <class T, class Blocks>
+__global__ void __launch_bounds__(spmm_warps * 32)
+    tiled_spmm_segment_sums_kernel(const __grid_constant__ spmm_params<T, Blocks> p,
+                                   const long_window* windows, std::int64_t window_count) {
+  const std::int64_t items = window_count * p.chunks;
+  const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
+  const std::int64_t warps = std::int64_t{gridDim.x} * blockDim.x / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  for (std::int64_t item = warp; item < items; item += warps) {
+    const long_window w = windows[item / p.chunks];
+    const std::int64_t chunk = item % p.chunks;
+    T acc[8] = {};
+    for (index_t s = 0; s < w.segments; ++s) {
+      const T* in =
+          p.seg.partials + ((std::int64_t{w.first_segment} + s) * p.chunks + chunk) * item_sums;
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        acc[e] += in[32 * e + lane];
+    }
+    store(p, w.window, static_cast<index_t>(chunk) * chunk_columns, acc);
+  }
+}
+
 // ---- the condensed windows
 // ------------------------------------------------------------------------
 
@@ -485,6 +574,15 @@ __device__ __forceinline__ unsigned column_mask(std::uint64_t bits) {
   return static_cast<unsigned>(bits & 0xffu);
 }
 
+// A window is long when it holds more than long_window_mean_factor times the mean window's
+// blocks, and more than long_window_min_blocks. Where one warp per window fills the device, such
+// a window (a power-law graph's hub rows: as-caida, email-Enron, soc-Slashdot0902) would keep
+// its warp busy long after the others are done, so it is cut into segments of about
+// segment_blocks blocks, each summed by a warp of its own.
+constexpr std::int64_t long_window_min_blocks = 32;
+constexpr std::int64_t long_window_mean_factor = 8;
+constexpr std::int64_t segment_blocks = 16;
+
 template <class T>
 struct window_form {
   std::int64_t blocks = 0;
@@ -493,6 +591,10 @@ struct window_form {
   device_buffer<index_t> block_col;
   device_buffer<std::uint64_t> block_bits;
   device_buffer<T> block_values;
+  // The long windows and their segments (none when no window is long).
+  std::int64_t long_threshold = 0;
+  device_buffer<window_segment> segments;
+  device_buffer<long_window> long_windows;
 };
 template <class T>
 struct window_form_key {};
@@ -582,6 +684,34 @@ __global__ void __launch_bounds__(spmm_warps * 32) fill_windows_kernel(window_fi
   }
 }
 
+// Lists the windows of more than w.long_threshold blocks and cuts each into segments of about
+// segment_blocks blocks, of equal size within one window. The block offsets are read back only
+// when the longest window is long, so other matrices pay nothing for it.
+template <class T>
+void find_long_windows(window_form<T>& w, std::int64_t tile_rows, context& ctx) {
+  const std::int64_t mean = (w.blocks + tile_rows - 1) / tile_rows;
+  w.long_threshold = std::max(long_window_min_blocks, long_window_mean_factor * mean);
+  if (w.longest <= w.long_threshold) return;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(tile_rows) + 1);
+  ctx.copy_to_host(first.data(), w.window_block.data(), first.size() * sizeof(std::int64_t));
+  std::vector<window_segment> segments;
+  std::vector<long_window> windows;
+  for (std::int64_t r = 0; r < tile_rows; ++r) {
+    const std::int64_t begin = first[static_cast<std::size_t>(r)];
+    const std::int64_t length = first[static_cast<std::size_t>(r) + 1] - begin;
+    if (length <= w.long_threshold) continue;
+    const std::int64_t pieces = (length + segment_blocks - 1) / segment_blocks;
+    windows.push_back({static_cast<index_t>(r), static_cast<index_t>(segments.size()),
+                       static_cast<index_t>(pieces)});
+    for (std::int64_t s = 0; s < pieces; ++s)
+      segments.push_back({begin + length * s / pieces, begin + length * (s + 1) / pieces});
+  }
+  w.segments = device_buffer<window_segment>(segments.size(), ctx);
+  ctx.copy_to_device(w.segments.data(), segments.data(), segments.size() * sizeof(window_segment));
+  w.long_windows = device_buffer<long_window>(windows.size(), ctx);
+  ctx.copy_to_device(w.long_windows.data(), windows.data(), windows.size() * sizeof(long_window));
+}
+
 template <class T>
 window_form<T> make_window_form(const tiled<T, gpu>& a, context& ctx) {
   const cudaStream_t stream = detail::stream_of(ctx);
@@ -610,6 +740,7 @@ window_form<T> make_window_form(const tiled<T, gpu>& a, context& ctx) {
                                  cudaMemcpyDeviceToHost, stream),
                  "reading the longest window (tiled_spmm)");
   SPADE_CUDA_TRY(cudaStreamSynchronize(stream), "reading the window blocks' total (tiled_spmm)");
+  if (w.blocks > 0) find_long_windows(w, tile_rows, ctx);
   const auto blocks = static_cast<std::size_t>(w.blocks);
   w.block_col = device_buffer<index_t>(8 * blocks, ctx);
   w.block_bits = device_buffer<std::uint64_t>(blocks, ctx);
@@ -660,30 +791,95 @@ int warps_per_item(std::int64_t items, std::int64_t longest_window, const contex
   return per_item;
 }
 
+// The long windows of a window form, as launch_spmm takes them (none for the tiles).
+struct long_windows_of_a {
+  const window_segment* segments = nullptr;
+  std::int64_t segment_count = 0;
+  const long_window* windows = nullptr;
+  std::int64_t window_count = 0;
+  std::int64_t threshold = 0;
+  std::int64_t blocks = 0;   // of all windows
+  std::int64_t longest = 0;  // blocks of the longest window
+};
+
+template <class T>
+long_windows_of_a long_windows_of(const window_form<T>& w) {
+  return {w.segments.data(),
+          static_cast<std::int64_t>(w.segments.size()),
+          w.long_windows.data(),
+          static_cast<std::int64_t>(w.long_windows.size()),
+          w.long_threshold,
+          w.blocks,
+          w.longest};
+}
+
+// Whether the longest window would set the launch's time: it holds more blocks than each of the
+// device's busy warps sums anyway (all blocks times the column chunks, over busy_warps_per_sm
+// warps per SM). Otherwise segments only add their partial sums: soc-Slashdot0902 at N = 512 in
+// float (16 chunks: 575 blocks a warp on 132 SMs, its longest window 384) ran 8 % slower in
+// segments, while as-caida, email-Enron and Chem97ZtZ, whose longest windows exceed their share,
+// ran 1.2-2.0x faster (H200).
+bool longest_window_sets_time(const long_windows_of_a& longs, index_t chunks, const context& ctx) {
+  const std::int64_t busy =
+      std::max<std::int64_t>(ctx.properties().sm_count, 1) * busy_warps_per_sm;
+  return longs.longest * busy > longs.blocks * chunks;
+}
+
+// The segments' partial sums may take at most C's size or 4 M elements; past that the long
+// windows stay whole.
+constexpr std::int64_t min_partials_budget = std::int64_t{1} << 22;
+
 template <class T, class Blocks, layout LB, layout LC>
-void launch_spmm(const Blocks& blocks, std::int64_t longest_window, T alpha, const tiled<T, gpu>& a,
-                 const dense<T, gpu, LB>& b, T beta, dense<T, gpu, LC>& c,
-                 spmm_arithmetic arithmetic, context& ctx) {
+void launch_spmm(const Blocks& blocks, std::int64_t longest_window, const long_windows_of_a& longs,
+                 T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T beta,
+                 dense<T, gpu, LC>& c, spmm_arithmetic arithmetic, context& ctx) {
   const index_t chunks = (b.cols() + chunk_columns - 1) / chunk_columns;
   const int per_item = warps_per_item(std::int64_t{a.tile_rows()} * chunks, longest_window, ctx);
-  const spmm_params<T, Blocks> p{blocks,
-                                 a.rows(),
-                                 a.cols(),
-                                 b.cols(),
-                                 a.tile_rows(),
-                                 chunks,
-                                 b.data(),
-                                 row_step<LB>(b.rows(), b.cols()),
-                                 col_step<LB>(b.rows(), b.cols()),
-                                 c.data(),
-                                 row_step<LC>(c.rows(), c.cols()),
-                                 col_step<LC>(c.rows(), c.cols()),
-                                 alpha,
-                                 beta};
-  const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
-  const unsigned grid = detail::grid_blocks(items, spmm_warps / per_item, ctx);
+  spmm_params<T, Blocks> p{blocks,
+                           a.rows(),
+                           a.cols(),
+                           b.cols(),
+                           a.tile_rows(),
+                           chunks,
+                           b.data(),
+                           row_step<LB>(b.rows(), b.cols()),
+                           col_step<LB>(b.rows(), b.cols()),
+                           c.data(),
+                           row_step<LC>(c.rows(), c.cols()),
+                           col_step<LC>(c.rows(), c.cols()),
+                           alpha,
+                           beta,
+                           {}};
   const cudaStream_t stream = detail::stream_of(ctx);
   const bool split = !(arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>);
+  // Segments only where one warp per item already fills the device (several warps per item
+  // split every long window of a small matrix instead).
+  device_buffer<T> partials;
+  const std::int64_t partial_count = longs.segment_count * chunks * item_sums;
+  if (per_item == 1 && longs.segment_count > 0 && longest_window_sets_time(longs, chunks, ctx) &&
+      partial_count <= std::max<std::int64_t>(c.element_count(), min_partials_budget)) {
+    try {
+      partials = device_buffer<T>(static_cast<std::size_t>(partial_count), ctx);
+    } catch (const out_of_memory&) {
+      // The windows stay whole: slower on the longest ones, the same sums.
+    }
+  }
+  if (!partials.empty()) {
+    p.seg = {longs.segments, longs.segment_count, longs.threshold, partials.data()};
+    const std::int64_t items = (longs.segment_count + std::int64_t{p.tile_rows}) * p.chunks;
+    const unsigned grid = detail::grid_blocks(items, spmm_warps, ctx);
+    const auto launch = [&](auto kernel) { kernel<<<grid, spmm_warps * 32, 0, stream>>>(p); };
+    split ? launch(tiled_spmm_segmented_kernel<T, true, Blocks>)
+          : launch(tiled_spmm_segmented_kernel<T, false, Blocks>);
+    SPADE_CHECK_LAUNCH("multiplying A by B on tensor cores, long windows in segments (tiled_spmm)");
+    const unsigned sum_grid = detail::grid_blocks(longs.window_count * p.chunks, spmm_warps, ctx);
+    tiled_spmm_segment_sums_kernel<T, Blocks>
+        <<<sum_grid, spmm_warps * 32, 0, stream>>>(p, longs.windows, longs.window_count);
+    SPADE_CHECK_LAUNCH("adding the long windows' segments (tiled_spmm)");
+    return;
+  }
+  const std::int64_t items = std::int64_t{p.tile_rows} * p.chunks;
+  const unsigned grid = detail::grid_blocks(items, spmm_warps / per_item, ctx);
   const auto launch = [&](auto kernel) { kernel<<<grid, spmm_warps * 32, 0, stream>>>(p); };
   if (per_item == 1)
     split ? launch(tiled_spmm_kernel<T, true, Blocks>)
@@ -719,11 +915,11 @@ void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T b
   if (windows)
     launch_spmm(window_blocks<T>{windows->window_block.data(), windows->block_col.data(),
                                  windows->block_bits.data(), windows->block_values.data()},
-                windows->longest, alpha, a, b, beta, c, arithmetic, ctx);
+                windows->longest, long_windows_of(*windows), alpha, a, b, beta, c, arithmetic, ctx);
   else
     launch_spmm(tile_blocks<T>{a.tile_row().data(), a.tile_col().data(), a.tile_offset().data(),
                                a.bitmap().data(), a.values().data(), a.tiles()},
-                /*longest_window=*/0, alpha, a, b, beta, c, arithmetic, ctx);
+                /*longest_window=*/0, long_windows_of_a{}, alpha, a, b, beta, c, arithmetic, ctx);
 }
 
 SPADE_KERNELS_TILED_SPMM_INSTANTIATIONS(float)

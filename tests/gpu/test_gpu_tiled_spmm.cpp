@@ -1,7 +1,7 @@
 // GPU suite for tiled_spmm and tiled_spmm_tf32: every result against Eigen in double precision,
 // outputs NaN-poisoned first, edge shapes, every layout of B and C, alpha and beta, Inf and NaN
 // in B, floats outside 3xTF32's exact range, every real matrix, long windows shared by several
-// warps, and the planner's use of it.
+// warps or cut into segments, and the planner's use of it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <spade/device/kernels.hpp>
@@ -156,6 +157,41 @@ spade::csr<T, cpu> one_long_window(index_t rows, index_t cols, index_t long_colu
     } else {
       row.push_back(static_cast<index_t>(rng.below(static_cast<std::uint64_t>(cols))));
     }
+    for (index_t c : row) {
+      col_idx.push_back(c);
+      values.push_back(T(2 * rng.uniform() - 1));
+    }
+    row_ptr.push_back(static_cast<index_t>(col_idx.size()));
+  }
+  return spade::csr<T, cpu>(rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values));
+}
+
+/// A matrix of `rows` rows of one or two entries each, except the windows listed: window w (rows
+/// 8w .. 8w + 7, fewer at the matrix's end) stores every column of 0 .. columns - 1 from one row
+/// or another, plus random ones, so its condensed form holds exactly ceil(columns / 8) blocks.
+template <class T>
+spade::csr<T, cpu> hub_windows(index_t rows, index_t cols,
+                               const std::vector<std::pair<index_t, index_t>>& window_columns,
+                               splitmix64& rng) {
+  std::vector<index_t> row_ptr{0}, col_idx;
+  std::vector<T> values;
+  for (index_t i = 0; i < rows; ++i) {
+    std::vector<index_t> row;
+    index_t columns = 0;
+    for (const auto& [window, count] : window_columns)
+      if (i / 8 == window) columns = count;
+    if (columns > 0) {
+      const index_t window_rows = std::min<index_t>(8, rows - 8 * (i / 8));
+      for (index_t c = i % 8; c < columns; c += window_rows)
+        row.push_back(c);
+      for (int extra = 0; extra < 5; ++extra)
+        row.push_back(static_cast<index_t>(rng.below(static_cast<std::uint64_t>(columns))));
+    } else {
+      for (std::uint64_t e = 0; e < 1 + rng.below(2); ++e)
+        row.push_back(static_cast<index_t>(rng.below(static_cast<std::uint64_t>(cols))));
+    }
+    std::sort(row.begin(), row.end());
+    row.erase(std::unique(row.begin(), row.end()), row.end());
     for (index_t c : row) {
       col_idx.push_back(c);
       values.push_back(T(2 * rng.uniform() - 1));
@@ -345,6 +381,42 @@ TEST_CASE_TEMPLATE("tiled_spmm: long windows shared by several warps, results re
     spade::device::tiled_spmm(T(1), at, bg, T(0), c2);
     CHECK(spade::to_cpu(c1).values() == spade::to_cpu(c2).values());
   }
+}
+
+// With enough windows for one warp each to fill the device, a window of more than 32 blocks and
+// 8 times the mean is summed in segments by warps of their own, then the segments are added
+// (lib/kernels/tiled_spmm.cu, find_long_windows). 40003 rows make 5001 windows (mean 1 block):
+// at N = 1-32 one item each, more than the 24 warps per SM that 132 SMs take. The long windows:
+// the first, two in the middle (33 blocks: just long; 32: just not), and the last, of 3 rows.
+TEST_CASE_TEMPLATE(
+    "tiled_spmm: long windows of a large matrix summed in segments, results repeat "
+    "bit for bit",
+    T, float, double) {
+  pool_guard guard;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  splitmix64 rng{seed};
+  const index_t rows = 40003, cols = 40003;
+  const auto a =
+      hub_windows<T>(rows, cols, {{0, 3000}, {1234, 33 * 8}, {2345, 32 * 8}, {5000, 2501}}, rng);
+  for (index_t n : {1, 32, 33, 128}) {
+    CAPTURE(n);
+    every_layout(a, n, {1.0, 0.0}, rng);
+    every_layout(a, n, {-0.75, 0.5}, rng);
+  }
+  if constexpr (std::is_same_v<T, float>)
+    check_product<T, row_major, row_major>(a, random_dense<T, row_major>(cols, 32, 0.0, rng),
+                                           {1.0, 0.0, spmm_arithmetic::tf32}, rng);
+  auto b = random_dense<T, row_major>(cols, 32, 0.0, rng);
+  b(17, 3) = std::numeric_limits<T>::infinity();  // a column of the first window
+  b(2600, 9) = std::numeric_limits<T>::quiet_NaN();
+  check_product<T, row_major, row_major>(a, b, {1.0, 0.0}, rng);
+  const spade::tiled<T, gpu> at = spade::convert<spade::tiled>(spade::to_gpu(a));
+  const spade::dense<T, gpu> bg = spade::to_gpu(random_dense<T, row_major>(cols, 32, 0.0, rng));
+  spade::dense<T, gpu> c1(rows, 32), c2(rows, 32);
+  spade::device::tiled_spmm(T(1), at, bg, T(0), c1);
+  spade::device::tiled_spmm(T(1), at, bg, T(0), c2);
+  CHECK(spade::to_cpu(c1).values() == spade::to_cpu(c2).values());
 }
 
 TEST_CASE_TEMPLATE("tiled_spmm: mismatched shapes throw dimension_mismatch naming them", T, float,
