@@ -115,7 +115,7 @@ struct segment_params {
   std::int64_t segment_count = 0;
   // Windows of more blocks are summed in segments, so the window items skip them.
   std::int64_t long_threshold = 0;
-  T* partials = nullptr;  // 256 sums per (segment, column chunk), lane-major
+  T* partials = nullptr;  // 256 sums per (segment, column chunk), a lane's 8 sums 32 apart
 };
 
 template <class T, class Blocks>
@@ -500,15 +500,16 @@ __global__ void __launch_bounds__(spmm_warps * 32)
   }
 }
 
-// Sums of one (8 rows, 32 columns) item per lane: 8 values, stored lane-major so a warp's
-// stores and loads are whole 128-byte lines.
+// Sums of one (8 rows, 32 columns) item: 8 per lane, stored with the lanes contiguous (sum e of
+// lane l at 32e + l) so that a warp's stores and loads are whole 128-byte lines.
 constexpr int item_sums = 8 * 32;
 
 // One warp per item, where the long windows are cut into segments: the items are first every
 // (segment, column chunk), whose sums are parked in p.seg.partials (the segments start first,
 // as they belong to the longest windows), then every (window, column chunk) as in
 // tiled_spmm_kernel, skipping the long windows. tiled_spmm_segment_sums_kernel then adds each
-// long window's segments in order, so the results repeat bit for bit.
+// long window's segments in order, so the results repeat bit for bit on one device (a window
+// summed whole, on a device with more SMs or without room for the workspace, rounds differently).
 template <class T, bool Split, class Blocks>
 __global__ void __launch_bounds__(spmm_warps * 32)
     tiled_spmm_segmented_kernel(const __grid_constant__ spmm_params<T, Blocks> p) {
@@ -706,10 +707,18 @@ void find_long_windows(window_form<T>& w, std::int64_t tile_rows, context& ctx) 
     for (std::int64_t s = 0; s < pieces; ++s)
       segments.push_back({begin + length * s / pieces, begin + length * (s + 1) / pieces});
   }
-  w.segments = device_buffer<window_segment>(segments.size(), ctx);
+  try {
+    w.segments = device_buffer<window_segment>(segments.size(), ctx);
+    w.long_windows = device_buffer<long_window>(windows.size(), ctx);
+  } catch (const out_of_memory&) {
+    // The windows serve whole, as where none is long.
+    w.segments = {};
+    w.long_windows = {};
+    return;
+  }
   ctx.copy_to_device(w.segments.data(), segments.data(), segments.size() * sizeof(window_segment));
-  w.long_windows = device_buffer<long_window>(windows.size(), ctx);
   ctx.copy_to_device(w.long_windows.data(), windows.data(), windows.size() * sizeof(long_window));
+  ctx.synchronize();  // the host vectors die here
 }
 
 template <class T>
@@ -861,7 +870,7 @@ void launch_spmm(const Blocks& blocks, std::int64_t longest_window, const long_w
     try {
       partials = device_buffer<T>(static_cast<std::size_t>(partial_count), ctx);
     } catch (const out_of_memory&) {
-      // The windows stay whole: slower on the longest ones, the same sums.
+      // The windows stay whole: slower on the longest ones, the same sums up to rounding.
     }
   }
   if (!partials.empty()) {

@@ -42,6 +42,10 @@ struct product_case {
   /// When not 0, tiled_spmm runs under a memory cap this many bytes above what is in use, too
   /// little for the condensed windows, so the tiles serve (checked: nothing is cached on A).
   std::size_t cap_slack = 0;
+  /// With cap_slack: the windows are built by a first product before the cap, so the cap falls
+  /// on what a product allocates itself (the long windows' segment workspace), and the windows
+  /// stay cached.
+  bool cap_after_windows = false;
 };
 
 /// C = alpha·A·B + beta·C through tiled_spmm, each element checked against the double-precision
@@ -79,9 +83,14 @@ std::size_t check_product(const spade::csr<T, cpu>& a, const spade::dense<T, cpu
     struct limit_guard {
       ~limit_guard() { spade::default_context().set_memory_limit(0); }
     } restore_limit;
+    if (pc.cap_after_windows) {
+      spade::dense<T, gpu, LC> first(cg.rows(), cg.cols());
+      spade::device::tiled_spmm(T(1), at, bg, T(0), first, pc.arithmetic);
+    }
+    ctx.synchronize();
     ctx.set_memory_limit(ctx.bytes_in_use() + pc.cap_slack);
     spade::device::tiled_spmm(T(pc.alpha), at, bg, T(pc.beta), cg, pc.arithmetic);
-    CHECK(at.cache().size() == 0);
+    CHECK(at.cache().size() == (pc.cap_after_windows ? 1u : 0u));
   }
   const spade::dense<T, cpu, LC> got = spade::to_cpu(cg);
 
@@ -385,7 +394,7 @@ TEST_CASE_TEMPLATE("tiled_spmm: long windows shared by several warps, results re
 
 // With enough windows for one warp each to fill the device, a window of more than 32 blocks and
 // 8 times the mean is summed in segments by warps of their own, then the segments are added
-// (lib/kernels/tiled_spmm.cu, find_long_windows). 40003 rows make 5001 windows (mean 1 block):
+// (lib/kernels/tiled_spmm.cu, find_long_windows). 40003 rows make 5001 windows (mean 2-3 blocks):
 // at N = 1-32 one item each, more than the 24 warps per SM that 132 SMs take. The long windows:
 // the first, two in the middle (33 blocks: just long; 32: just not), and the last, of 3 rows.
 TEST_CASE_TEMPLATE(
@@ -417,6 +426,24 @@ TEST_CASE_TEMPLATE(
   spade::device::tiled_spmm(T(1), at, bg, T(0), c1);
   spade::device::tiled_spmm(T(1), at, bg, T(0), c2);
   CHECK(spade::to_cpu(c1).values() == spade::to_cpu(c2).values());
+
+  // The segments ran: at N = 32 their workspace holds 256 sums for each of 47 segments (24 for
+  // window 0's 375 blocks, 3 for the 33, 20 for the last window's 313), where a product over
+  // whole, cached windows allocates nothing. A device of more than 208 SMs gives these 5001
+  // windows fewer than 24 warps an SM, so warps share them instead and nothing is checked here.
+  spade::context& ctx = spade::default_context();
+  if (std::int64_t{ctx.properties().sm_count} * 24 <= 5001) {
+    ctx.pool_bytes_peak(true);
+    const std::size_t pool_before = ctx.pool_bytes_in_use();
+    spade::device::tiled_spmm(T(1), at, bg, T(0), c1);
+    CHECK(ctx.pool_bytes_peak() - pool_before >= 47 * 256 * sizeof(T));
+  } else {
+    MESSAGE("more than 208 SMs: the segments are not used for this matrix");
+  }
+  // Without room for that workspace (the windows built first, then a cap 1 KB above what is in
+  // use) the windows are summed whole, within the same bound.
+  check_product<T, row_major, row_major>(a, random_dense<T, row_major>(cols, 32, 0.0, rng),
+                                         {1.0, 0.0, spmm_arithmetic::native, 1024, true}, rng);
 }
 
 TEST_CASE_TEMPLATE("tiled_spmm: mismatched shapes throw dimension_mismatch naming them", T, float,

@@ -217,11 +217,13 @@ enum class spmm_arithmetic {
 /// on A (a window is a tile row, its occupied columns packed 8 to a block; at most
 /// nnz/8 + tile rows blocks of 64 values, 8 column indices and a bitmap; where they do not fit,
 /// the tiles are used as they are). A warp
-/// per (window, 32 columns of C) sums the window's blocks in order, so results repeat bit for
-/// bit. A block that meets an Inf or NaN of B (whose product with the block's zeros would be
-/// NaN on the tensor cores), or a float outside 3×TF32's exact range, is summed with FMAs over
-/// its stored entries alone, as Eigen sums. beta = 0 ignores C's contents (NaN included).
-/// Throws dimension_mismatch.
+/// per (window, 32 columns of C) sums the window's blocks in order; where one warp per window
+/// fills the device, a window far longer than the mean is cut into segments of about 16 blocks,
+/// summed by warps of their own into a temporary workspace (at most C's size or 4 M elements) and
+/// added in order. Results repeat bit for bit on one device. A block that meets an Inf or NaN of B
+/// (whose product with the block's zeros would be NaN on the tensor cores), or a float outside
+/// 3×TF32's exact range, is summed with FMAs over its stored entries alone, as Eigen sums. beta = 0
+/// ignores C's contents (NaN included). Throws dimension_mismatch.
 template <scalar T, layout LB, layout LC>
 void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T beta,
                 dense<T, gpu, LC>& c, spmm_arithmetic arithmetic = spmm_arithmetic::native);
