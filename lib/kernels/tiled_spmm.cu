@@ -800,7 +800,8 @@ int warps_per_item(std::int64_t items, std::int64_t longest_window, const contex
   return per_item;
 }
 
-// The long windows of a window form, as launch_spmm takes them (none for the tiles).
+// The long windows of a window form and its longest window, as launch_spmm takes them (none
+// for the tiles, which are never split across warps).
 struct long_windows_of_a {
   const window_segment* segments = nullptr;
   std::int64_t segment_count = 0;
@@ -839,11 +840,11 @@ bool longest_window_sets_time(const long_windows_of_a& longs, index_t chunks, co
 constexpr std::int64_t min_partials_budget = std::int64_t{1} << 22;
 
 template <class T, class Blocks, layout LB, layout LC>
-void launch_spmm(const Blocks& blocks, std::int64_t longest_window, const long_windows_of_a& longs,
-                 T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T beta,
-                 dense<T, gpu, LC>& c, spmm_arithmetic arithmetic, context& ctx) {
+void launch_spmm(const Blocks& blocks, const long_windows_of_a& longs, T alpha,
+                 const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T beta, dense<T, gpu, LC>& c,
+                 spmm_arithmetic arithmetic, context& ctx) {
   const index_t chunks = (b.cols() + chunk_columns - 1) / chunk_columns;
-  const int per_item = warps_per_item(std::int64_t{a.tile_rows()} * chunks, longest_window, ctx);
+  const int per_item = warps_per_item(std::int64_t{a.tile_rows()} * chunks, longs.longest, ctx);
   spmm_params<T, Blocks> p{blocks,
                            a.rows(),
                            a.cols(),
@@ -924,11 +925,11 @@ void tiled_spmm(T alpha, const tiled<T, gpu>& a, const dense<T, gpu, LB>& b, T b
   if (windows)
     launch_spmm(window_blocks<T>{windows->window_block.data(), windows->block_col.data(),
                                  windows->block_bits.data(), windows->block_values.data()},
-                windows->longest, long_windows_of(*windows), alpha, a, b, beta, c, arithmetic, ctx);
+                long_windows_of(*windows), alpha, a, b, beta, c, arithmetic, ctx);
   else
     launch_spmm(tile_blocks<T>{a.tile_row().data(), a.tile_col().data(), a.tile_offset().data(),
                                a.bitmap().data(), a.values().data(), a.tiles()},
-                /*longest_window=*/0, long_windows_of_a{}, alpha, a, b, beta, c, arithmetic, ctx);
+                long_windows_of_a{}, alpha, a, b, beta, c, arithmetic, ctx);
 }
 
 SPADE_KERNELS_TILED_SPMM_INSTANTIATIONS(float)
