@@ -131,6 +131,9 @@ struct spmm_params {
   T* c;
   std::int64_t c_row_step, c_col_step;
   T alpha, beta;
+  // Float B (C) row-major, its rows a multiple of 4 entries long and 16-byte aligned: four
+  // neighbouring entries of a row are read (written) with one instruction.
+  bool b_quads, c_quads;
   segment_params<T> seg;
 };
 
@@ -140,6 +143,31 @@ __device__ __forceinline__ T b_at(const spmm_params<T, Blocks>& p, index_t k, in
   return (static_cast<std::uint32_t>(k) < static_cast<std::uint32_t>(p.inner) && j < p.n)
              ? __ldg(p.b + k * p.b_row_step + j * p.b_col_step)
              : T(0);
+}
+
+// B(k, col .. col + 3) in float (col a multiple of 4), zero outside B: one 16-byte load where
+// p.b_quads, else four. Each lane's columns of C are chosen (see accumulate_f32) so that a warp
+// reads a row of B as 128 contiguous bytes in 8 such loads: with a load per value the gather issued
+// 4 times the instructions for the same bytes, and instructions, not bytes, limit it where the
+// windows' columns are full (tiled_spmm alone 8-12 % faster in the mean at N = 128 and 512 on the
+// real set, up to 28 %; 2 % at N = 32, its worst matrix 9 % slower; H200). Double stays one value
+// a load: two ways of reading pairs ran 1-6 % slower in the mean at N = 32 (up to 22 % on single
+// matrices) and gained at most 6 % at N = 512.
+template <class Blocks>
+__device__ __forceinline__ void b_quad(const spmm_params<float, Blocks>& p, index_t k, index_t col,
+                                       float (&x)[4]) {
+  if (p.b_quads) {
+    if (static_cast<std::uint32_t>(k) < static_cast<std::uint32_t>(p.inner) && col < p.n) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(p.b + k * p.b_row_step + col));
+      x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+    } else {
+      x[0] = x[1] = x[2] = x[3] = 0.f;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      x[i] = b_at(p, k, col + i);
+  }
 }
 
 // The exact sum of one block's products into C(row, col) with FMAs over its stored entries, in
@@ -163,6 +191,30 @@ __device__ __forceinline__ void store_c(const spmm_params<T, Blocks>& p, index_t
   T* at = p.c + row * p.c_row_step + col * p.c_col_step;
   // beta = 0 never reads C, so a NaN left there does not survive (BLAS semantics).
   *at = p.beta == T(0) ? p.alpha * acc : fma(p.alpha, acc, p.beta * *at);
+}
+
+// C(row, col .. col + 3) = alpha·sums + beta·C in float (col a multiple of 4): one 16-byte store
+// where p.c_quads, else four.
+template <class Blocks>
+__device__ __forceinline__ void store_c_quad(const spmm_params<float, Blocks>& p, index_t row,
+                                             index_t col, const float (&sums)[4]) {
+  if (!p.c_quads) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      store_c(p, row, col + i, sums[i]);
+    return;
+  }
+  if (row >= p.rows || col >= p.n) return;
+  float4* at = reinterpret_cast<float4*>(p.c + row * p.c_row_step + col);
+  float4 v =
+      make_float4(p.alpha * sums[0], p.alpha * sums[1], p.alpha * sums[2], p.alpha * sums[3]);
+  if (p.beta != 0.f) {
+    // beta = 0 never reads C, as store_c.
+    const float4 old = *at;
+    v = make_float4(fmaf(p.alpha, sums[0], p.beta * old.x), fmaf(p.alpha, sums[1], p.beta * old.y),
+                    fmaf(p.alpha, sums[2], p.beta * old.z), fmaf(p.alpha, sums[3], p.beta * old.w));
+  }
+  *at = v;
 }
 
 __device__ __forceinline__ bool finite(double x) {
@@ -241,7 +293,7 @@ __device__ void store_f64(const spmm_params<double, Blocks>& p, index_t r, index
 
 struct f32_operands {
   float a[2];     // Aᵀ(k, m) = A(m, k), m16n8k8's b operand: A(g, t), A(g, t + 4)
-  float x[2][4];  // Bᵀ(m, k) = B(k, m), its a operand: B(t, g), B(t, g + 8), B(t + 4, g), ...
+  float x[2][4];  // Bᵀ(m, k) = B(k, m), its a operand: rows g, g + 8 by slots t, t + 4
 };
 
 template <class Blocks>
@@ -250,14 +302,16 @@ __device__ __forceinline__ void load_f32(const spmm_params<float, Blocks>& p,
                                          int t, f32_operands& o) {
   o.a[0] = blk.entry(g, t);
   o.a[1] = blk.entry(g, t + 4);
-  const index_t k_lo = blk.row_of_b(t), k_hi = blk.row_of_b(t + 4);
+  // Row g + 8v of fragment s is column n0 + 4g + 2s + v of B and C.
+  float lo[4], hi[4];
+  b_quad(p, blk.row_of_b(t), n0 + 4 * g, lo);
+  b_quad(p, blk.row_of_b(t + 4), n0 + 4 * g, hi);
 #pragma unroll
   for (int s = 0; s < 2; ++s) {
-    const index_t col = n0 + 16 * s + g;
-    o.x[s][0] = b_at(p, k_lo, col);
-    o.x[s][1] = b_at(p, k_lo, col + 8);
-    o.x[s][2] = b_at(p, k_hi, col);
-    o.x[s][3] = b_at(p, k_hi, col + 8);
+    o.x[s][0] = lo[2 * s];
+    o.x[s][1] = lo[2 * s + 1];
+    o.x[s][2] = hi[2 * s];
+    o.x[s][3] = hi[2 * s + 1];
   }
 }
 
@@ -357,10 +411,11 @@ __device__ __noinline__ bool add_tiny_a_block(f32_sums& sums, f32_operands o, bo
 }
 
 // fp32: Cᵀ = Bᵀ·Aᵀ on m16n8k8 (M = 16 columns of B, N = the block's 8 rows, K = its 8 slots).
-// Lane (g, t) holds C(8r + 2t + u, n0 + 16s + g + 8v) in acc[4s + 2v + u]. Adds blocks begin,
-// begin + Step, ... below end, reading each block's operands while the previous block's
-// instructions run (the slot's column, then B's row: two L2 round trips a warp would otherwise
-// wait for per block).
+// Row g + 8v of fragment s is column n0 + 4g + 2s + v of B and C, so lane (g, t) reads B's
+// columns n0 + 4g .. n0 + 4g + 3 and holds C(8r + 2t + u, n0 + 4g + 2s + v) in acc[4s + 2v + u].
+// Adds blocks begin, begin + Step, ... below end, reading each block's operands while the previous
+// block's instructions run (the slot's column, then B's row: two L2 round trips a warp would
+// otherwise wait for per block).
 template <bool Split, int Step, class Blocks>
 __device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, std::int64_t begin,
                                std::int64_t end, float (&acc)[8]) {
@@ -400,7 +455,7 @@ __device__ void accumulate_f32(const spmm_params<float, Blocks>& p, index_t n0, 
         for (int s = 0; s < 2; ++s)
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            acc[4 * s + e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1));
+            acc[4 * s + e] += block_dot(p, blk, 2 * t + (e & 1), n0 + 4 * g + 2 * s + (e >> 1));
       }
     }
     now = next;
@@ -413,10 +468,10 @@ __device__ void store_f32(const spmm_params<float, Blocks>& p, index_t r, index_
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int s = 0; s < 2; ++s)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      store_c(p, 8 * r + 2 * t + (e & 1), n0 + 16 * s + g + 8 * (e >> 1), acc[4 * s + e]);
+  for (int u = 0; u < 2; ++u) {
+    const float sums[4] = {acc[u], acc[2 + u], acc[4 + u], acc[6 + u]};
+    store_c_quad(p, 8 * r + 2 * t + u, n0 + 4 * g, sums);
+  }
 }
 
 template <class T, bool Split, int Step, class Blocks>
@@ -504,6 +559,11 @@ __global__ void __launch_bounds__(spmm_warps * 32)
 // lane l at 32e + l) so that a warp's stores and loads are whole 128-byte lines.
 constexpr int item_sums = 8 * 32;
 
+// Blocks an SM the segmented kernel keeps: once B was read four floats at a time, float's
+// 3xTF32 took 86 registers there (5 blocks) without the bound, and takes 76 with it (double 72
+// instead of 80), without spilling.
+constexpr int segmented_min_blocks_per_sm = 6;
+
 // One warp per item, where the long windows are cut into segments: the items are first every
 // (segment, column chunk), whose sums are parked in p.seg.partials (the segments start first,
 // as they belong to the longest windows), then every (window, column chunk) as in
@@ -511,7 +571,7 @@ constexpr int item_sums = 8 * 32;
 // long window's segments in order, so the results repeat bit for bit on one device (a window
 // summed whole, on a device with more SMs or without room for the workspace, rounds differently).
 template <class T, bool Split, class Blocks>
-__global__ void __launch_bounds__(spmm_warps * 32)
+__global__ void __launch_bounds__(spmm_warps * 32, segmented_min_blocks_per_sm)
     tiled_spmm_segmented_kernel(const __grid_constant__ spmm_params<T, Blocks> p) {
   const std::int64_t segment_items = p.seg.segment_count * p.chunks;
   const std::int64_t items = segment_items + std::int64_t{p.tile_rows} * p.chunks;
@@ -835,6 +895,13 @@ bool longest_window_sets_time(const long_windows_of_a& longs, index_t chunks, co
   return longs.longest * busy > longs.blocks * chunks;
 }
 
+// Whether a dense operand is read and written four entries at a time (spmm_params::b_quads).
+template <class T, layout L>
+bool quads_fit(const dense<T, gpu, L>& m) {
+  return std::is_same_v<T, float> && std::is_same_v<L, row_major> && m.cols() % 4 == 0 &&
+         reinterpret_cast<std::uintptr_t>(m.data()) % 16 == 0;
+}
+
 // The segments' partial sums may take at most C's size or 4 M elements; past that the long
 // windows stay whole.
 constexpr std::int64_t min_partials_budget = std::int64_t{1} << 22;
@@ -859,6 +926,8 @@ void launch_spmm(const Blocks& blocks, const long_windows_of_a& longs, T alpha,
                            col_step<LC>(c.rows(), c.cols()),
                            alpha,
                            beta,
+                           quads_fit(b),
+                           quads_fit(c),
                            {}};
   const cudaStream_t stream = detail::stream_of(ctx);
   const bool split = !(arithmetic == spmm_arithmetic::tf32 && std::is_same_v<T, float>);
