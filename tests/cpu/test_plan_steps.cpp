@@ -507,9 +507,37 @@ TEST_CASE("tiled_spmm's step: N, nnz, then the tile fill against float's or doub
   with_fill(l2_double, t.tiled_spmm_min_fill_fp64_l2 - 1);
   CHECK(contains(decide<kernels::tiled_spmm>(l2_double.facts).reason,
                  "< tiled_spmm_min_fill_fp64_l2 "));
-  in_float.facts.fits_l2 = true;  // float keeps its own threshold in L2
-  with_fill(in_float, l2_fill);
-  CHECK(contains(decide<kernels::tiled_spmm>(in_float.facts).reason, "< tiled_spmm_min_fill "));
+  // Float with A, B and C in L2 and B of tiled_spmm_wide_columns_fp32 columns has a threshold of
+  // its own, between double's and float's, and does not defer to gcoo_spmm; narrower, it keeps
+  // float's.
+  REQUIRE(t.tiled_spmm_min_fill_fp64_l2 < t.tiled_spmm_min_fill_fp32_l2);
+  REQUIRE(t.tiled_spmm_min_fill_fp32_l2 < t.tiled_spmm_min_fill);
+  REQUIRE(t.tiled_spmm_wide_columns < t.tiled_spmm_wide_columns_fp32);
+  const auto wide_fp32 = static_cast<index_t>(t.tiled_spmm_wide_columns_fp32);
+  spmm_facts l2_float(rows, 4, 4, wide_fp32);
+  l2_float.facts.fits_l2 = true;
+  with_fill(l2_float, l2_fill);
+  REQUIRE(l2_fill < t.tiled_spmm_min_fill_fp32_l2);
+  CHECK(contains(decide<kernels::tiled_spmm>(l2_float.facts).reason,
+                 "< tiled_spmm_min_fill_fp32_l2 "));
+  with_fill(l2_float, t.tiled_spmm_min_fill_fp32_l2);
+  CHECK(decide<kernels::tiled_spmm>(l2_float.facts).ok);
+  CHECK(contains(step<kernels::tiled_spmm>::why_chosen<rules::sparse_times_dense>(l2_float.facts),
+                 ">= tiled_spmm_min_fill_fp32_l2 24 (A, B and C fit in L2)"));
+  l2_float.facts.fits_l2 = false;
+  CHECK(contains(decide<kernels::tiled_spmm>(l2_float.facts).reason, "< tiled_spmm_min_fill "));
+  spmm_facts gcoo_float(static_cast<index_t>(t.gcoo_min_rows), 4, 4, wide_fp32);
+  gcoo_float.facts.fits_l2 = true;
+  REQUIRE(decide<kernels::gcoo_spmm>(gcoo_float.facts).ok);
+  with_fill(gcoo_float, t.tiled_spmm_min_fill_fp32_l2);
+  CHECK(decide<kernels::tiled_spmm>(gcoo_float.facts).ok);
+  for (const index_t n : {static_cast<index_t>(t.tiled_spmm_min_columns), wide, wide_fp32 - 1}) {
+    spmm_facts narrow_float(rows, 4, 4, n);
+    narrow_float.facts.fits_l2 = true;
+    with_fill(narrow_float, t.tiled_spmm_min_fill_fp32_l2);
+    CHECK(
+        contains(decide<kernels::tiled_spmm>(narrow_float.facts).reason, "< tiled_spmm_min_fill "));
+  }
   // Rows enough for gcoo_spmm: it keeps the products the L2 threshold alone admits.
   spmm_facts gcoo_rows(static_cast<index_t>(t.gcoo_min_rows), 4, 4, wide);
   gcoo_rows.facts.lhs.value_bytes = 8;

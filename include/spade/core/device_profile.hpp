@@ -88,6 +88,8 @@ void for_each_threshold(Thresholds& t, Visit&& visit) {
   visit("tiled_spmm_min_fill", t.tiled_spmm_min_fill);
   visit("tiled_spmm_min_fill_fp64", t.tiled_spmm_min_fill_fp64);
   visit("tiled_spmm_min_fill_fp64_l2", t.tiled_spmm_min_fill_fp64_l2);
+  visit("tiled_spmm_min_fill_fp32_l2", t.tiled_spmm_min_fill_fp32_l2);
+  visit("tiled_spmm_wide_columns_fp32", t.tiled_spmm_wide_columns_fp32);
   visit("tiled_spmm_wide_columns", t.tiled_spmm_wide_columns);
   visit("tiled_max_batch_pairs", t.tiled_max_batch_pairs);
   visit("ellr_lanes_max_resident_share", t.ellr_lanes_max_resident_share);

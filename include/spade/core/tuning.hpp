@@ -131,6 +131,15 @@ struct thresholds {
   /// ex10hs 1.17 / 1.16, bcsstk13 0.99 / 1.15; past L2, stencil27 100³ (10.3) 0.91 and stencil7
   /// 160³ (8.1) 0.69 lost.
   double tiled_spmm_min_fill_fp64_l2 = 8.0;
+  /// In float with B of tiled_spmm_wide_columns_fp32 columns or more, where A, B and C fit in L2
+  /// together, the fill threshold is tiled_spmm_min_fill_fp32_l2 (gcoo_spmm does not keep these
+  /// products: it ran s1rmq4m1 at N = 512 1.38x, tiled_spmm 1.58x). Since B is read four floats
+  /// at a time (H200, 2026-11-29) the two L2-resident real matrices of fill 24-40 ran tiled_spmm
+  /// at N = 128 / 512 s1rmq4m1 (32.5) 1.19 / 1.58x the best cuSPARSE algorithm and mhd3200a
+  /// (28.4) 1.16 / 1.44x, while fill 16 split (cavity14 1.04 / 1.29x, bcsstk13 0.73 / 0.89x). At
+  /// N = 64 mhd3200a ran 0.88x, hence float's own width.
+  double tiled_spmm_min_fill_fp32_l2 = 24.0;
+  long tiled_spmm_wide_columns_fp32 = 128;
   long tiled_spmm_wide_columns = 64;
   /// tiled_spgemm sorts at most tiled_max_batch_pairs tile pairs at once: a longer task list
   /// runs in batches of whole tile rows of A (C assembled from their parts; the same bits),

@@ -53,7 +53,7 @@ struct step<kernels::tiled_spmm> {
     why << "mean tile fill " << (f.lhs_tile_fill ? f.lhs_tile_fill() : 0.0);
     if (!tuned.decides()) {
       why << " >= " << min_fill_name(f) << " " << min_fill(f);
-      if (wide_fp64_in_l2(f)) why << " (A, B and C fit in L2)";
+      if (wide_in_l2(f)) why << " (A, B and C fit in L2)";
     }
     why << "; N = " << f.vectors
         << "; fp64 on DMMA, fp32 as 3xTF32 (the tiles and their windows are cached on the "
@@ -69,13 +69,24 @@ struct step<kernels::tiled_spmm> {
     return f.lhs.value_bytes == 8 && f.vectors >= tuning().tiled_spmm_wide_columns;
   }
   static bool wide_fp64_in_l2(const product_facts& f) { return wide_fp64(f) && f.fits_l2; }
+  // float at tiled_spmm_wide_columns_fp32 or more where the product fits in L2: a threshold of
+  // its own (elsewhere float keeps tiled_spmm_min_fill).
+  static bool wide_fp32_in_l2(const product_facts& f) {
+    return f.lhs.value_bytes == 4 && f.vectors >= tuning().tiled_spmm_wide_columns_fp32 &&
+           f.fits_l2;
+  }
+  static bool wide_in_l2(const product_facts& f) {
+    return wide_fp64_in_l2(f) || wide_fp32_in_l2(f);
+  }
   static double min_fill(const product_facts& f) {
     const auto& t = tuning();
     if (wide_fp64_in_l2(f)) return t.tiled_spmm_min_fill_fp64_l2;
+    if (wide_fp32_in_l2(f)) return t.tiled_spmm_min_fill_fp32_l2;
     return wide_fp64(f) ? t.tiled_spmm_min_fill_fp64 : t.tiled_spmm_min_fill;
   }
   static const char* min_fill_name(const product_facts& f) {
     if (wide_fp64_in_l2(f)) return "tiled_spmm_min_fill_fp64_l2";
+    if (wide_fp32_in_l2(f)) return "tiled_spmm_min_fill_fp32_l2";
     return wide_fp64(f) ? "tiled_spmm_min_fill_fp64" : "tiled_spmm_min_fill";
   }
   // Admitted only by the L2 threshold: there gcoo_spmm, where it runs, won by more (dw4096 at
